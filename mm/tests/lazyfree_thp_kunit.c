@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for reclaim of lazyfree (MADV_FREE) PMD-mapped THPs.
+ *
+ * Strategy: each case maps anonymous memory into the test kthread's own mm
+ * with kunit_vm_mmap(), faults in one 2 MiB-aligned THP through a write of
+ * a known pattern, makes it lazyfree with MADV_FREE and reclaims it through
+ * MADV_PAGEOUT (reclaim_pages() for the mlock case, which MADV_PAGEOUT
+ * refuses).  What happened is read off the page tables (PMD, PTE table or
+ * nothing), the folio's flags, the mm's anon RSS and the pglazyfreed and
+ * thp_split_pmd vm events, and the data is read back through the user
+ * mapping.
+ *
+ * A clean lazyfree THP must be discarded whole, without a PMD split; that
+ * is what the lazyfree-thp patch adds.  On a tree without it the "whole"
+ * cases see the split and fail: patches/expected-before lists them.
+ *
+ * Cases skip when no THP could be faulted in (THP disabled at run time, or
+ * no free 2 MiB block).
+ */
+
+#include <kunit/test.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/swap.h>
+#include <linux/uaccess.h>
+#include <linux/vmstat.h>
+
+#include "../internal.h"
+
+#define THP_SIZE	HPAGE_PMD_SIZE
+#define THP_NR		HPAGE_PMD_NR
+#define CHUNK		PAGE_SIZE
+
+struct lazyfree_ctx {
+	unsigned long addr;		/* user address of the THP */
+	unsigned long *events;		/* vm events at snapshot */
+	unsigned long rss;		/* anon RSS (pages) at snapshot */
+	u8 *buf;			/* one CHUNK of scratch */
+};
+
+enum pmd_state { PMD_IS_NONE, PMD_IS_HUGE, PMD_IS_TABLE };
+
+/* The byte written at @off of the THP; never zero, so zero-fill shows. */
+static u8 pattern(unsigned long off)
+{
+	return (u8)((off * 7 + (off >> 12) * 13) | 1);
+}
+
+static pmd_t *user_pmd(struct mm_struct *mm, unsigned long addr)
+{
+	pgd_t *pgd = pgd_offset(mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+
+	if (pgd_none(pgdp_get(pgd)))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(p4dp_get(p4d)))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(pudp_get(pud)) || !pud_present(pudp_get(pud)))
+		return NULL;
+	return pmd_offset(pud, addr);
+}
+
+/* How @addr is mapped right now: by a huge PMD, a PTE table, or not at all. */
+static enum pmd_state pmd_state_at(struct mm_struct *mm, unsigned long addr)
+{
+	enum pmd_state state = PMD_IS_NONE;
+	pmd_t *pmdp, pmd;
+
+	mmap_read_lock(mm);
+	pmdp = user_pmd(mm, addr);
+	if (pmdp) {
+		pmd = pmdp_get_lockless(pmdp);
+		if (pmd_present(pmd) && pmd_trans_huge(pmd))
+			state = PMD_IS_HUGE;
+		else if (!pmd_none(pmd) && pmd_present(pmd))
+			state = PMD_IS_TABLE;
+	}
+	mmap_read_unlock(mm);
+	return state;
+}
+
+/* The PMD-mapped folio at @addr with a reference held, or NULL. */
+static struct folio *get_pmd_folio(struct mm_struct *mm, unsigned long addr)
+{
+	struct folio *folio = NULL;
+	pmd_t *pmdp;
+	spinlock_t *ptl;
+
+	mmap_read_lock(mm);
+	pmdp = user_pmd(mm, addr);
+	if (pmdp) {
+		ptl = pmd_lock(mm, pmdp);
+		if (pmd_present(*pmdp) && pmd_trans_huge(*pmdp)) {
+			folio = page_folio(pmd_page(*pmdp));
+			folio_get(folio);
+		}
+		spin_unlock(ptl);
+	}
+	mmap_read_unlock(mm);
+	return folio;
+}
+
+static unsigned long anon_rss(void)
+{
+	return get_mm_counter_sum(current->mm, MM_ANONPAGES);
+}
+
+static void snapshot(struct lazyfree_ctx *ctx)
+{
+	all_vm_events(ctx->events);
+	ctx->rss = anon_rss();
+}
+
+/* How much vm event @item moved since the last snapshot(). */
+static long event_delta(struct lazyfree_ctx *ctx, enum vm_event_item item)
+{
+	unsigned long now[NR_VM_EVENT_ITEMS];
+
+	all_vm_events(now);
+	return (long)(now[item] - ctx->events[item]);
+}
+
+static int write_pattern(struct lazyfree_ctx *ctx, unsigned long start,
+			 unsigned long len)
+{
+	unsigned long off, i;
+
+	for (off = start; off < start + len; off += CHUNK) {
+		for (i = 0; i < CHUNK; i++)
+			ctx->buf[i] = pattern(off + i);
+		if (copy_to_user((void __user *)(ctx->addr + off), ctx->buf, CHUNK))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+/*
+ * Compare the whole THP range with the pattern (@zero false) or with zeros
+ * (@zero true); report the first mismatch with its offset.
+ */
+static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
+			    bool zero)
+{
+	unsigned long off, i;
+
+	for (off = 0; off < THP_SIZE; off += CHUNK) {
+		KUNIT_ASSERT_EQ_MSG(test, copy_from_user(ctx->buf,
+				    (void __user *)(ctx->addr + off), CHUNK), 0,
+				    "read back faulted at offset %lu", off);
+		for (i = 0; i < CHUNK; i++) {
+			u8 want = zero ? 0 : pattern(off + i);
+
+			if (ctx->buf[i] != want) {
+				KUNIT_FAIL(test, "offset %lu: read 0x%02x, want 0x%02x",
+					   off + i, ctx->buf[i], want);
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * Map 4 MiB, fault one 2 MiB-aligned THP in it with the pattern and put it
+ * on the LRU.  @mmap_flags selects private anonymous or droppable memory.
+ * Skips when the fault did not produce a PMD-mapped THP.
+ */
+static void fault_thp(struct kunit *test, struct lazyfree_ctx *ctx,
+		      unsigned long mmap_flags)
+{
+	unsigned long map;
+
+	map = kunit_vm_mmap(test, NULL, 0, 2 * THP_SIZE, PROT_READ | PROT_WRITE,
+			    mmap_flags, 0);
+	KUNIT_ASSERT_NE_MSG(test, map, 0, "kunit_vm_mmap failed");
+	KUNIT_ASSERT_LT_MSG(test, map, (unsigned long)TASK_SIZE,
+			    "kunit_vm_mmap returned an error: %ld", (long)map);
+	ctx->addr = ALIGN(map, THP_SIZE);
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
+					 MADV_HUGEPAGE), 0);
+	KUNIT_ASSERT_EQ(test, write_pattern(ctx, 0, THP_SIZE), 0);
+	if (pmd_state_at(current->mm, ctx->addr) != PMD_IS_HUGE)
+		kunit_skip(test, "no PMD-mapped THP after the fault (THP disabled or no free 2 MiB block)");
+	/* Newly faulted folios sit in per-CPU batches until drained. */
+	lru_add_drain_all();
+}
+
+/* MADV_FREE the THP and check that it became lazyfree and stayed whole. */
+static void make_lazyfree(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	struct folio *folio;
+
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
+					 MADV_FREE), 0);
+	/* folio_mark_lazyfree() moves the folio through a per-CPU batch. */
+	lru_add_drain_all();
+	folio = get_pmd_folio(current->mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "MADV_FREE lost the PMD mapping");
+	KUNIT_ASSERT_TRUE_MSG(test, folio_test_lazyfree(folio),
+			      "MADV_FREE did not make the THP lazyfree");
+	folio_put(folio);
+}
+
+static void pageout(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
+					 MADV_PAGEOUT), 0);
+}
+
+/* The THP survived reclaim: still PMD-mapped, no split, nothing freed. */
+static void expect_kept_whole(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	KUNIT_EXPECT_EQ_MSG(test, pmd_state_at(current->mm, ctx->addr), PMD_IS_HUGE,
+			    "the THP lost its PMD mapping");
+	KUNIT_EXPECT_EQ(test, event_delta(ctx, THP_SPLIT_PMD), 0);
+	KUNIT_EXPECT_EQ(test, event_delta(ctx, PGLAZYFREED), 0);
+	KUNIT_EXPECT_EQ(test, anon_rss(), ctx->rss);
+}
+
+/* The THP was discarded in one piece: no split, 512 pages lazyfreed. */
+static void expect_discarded_whole(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, THP_SPLIT_PMD), 0,
+			    "the PMD was split before the discard");
+	KUNIT_EXPECT_EQ(test, event_delta(ctx, PGLAZYFREED), THP_NR);
+	KUNIT_EXPECT_EQ(test, pmd_state_at(current->mm, ctx->addr), PMD_IS_NONE);
+	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
+			    "anon RSS did not drop by 2 MiB");
+	/* Measured before this read: it may fault a zero page back in. */
+	expect_contents(test, ctx, true);
+}
+
+/* A clean lazyfree THP is discarded whole, without splitting its PMD. */
+static void lazyfree_thp_clean_discarded_whole(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	snapshot(ctx);
+	pageout(test, ctx);
+	expect_discarded_whole(test, ctx);
+}
+
+/*
+ * Written after MADV_FREE (dirty PMD): reclaim keeps the THP, PMD-mapped,
+ * with the new data, and the folio is swapbacked again.
+ */
+static void lazyfree_thp_redirtied_kept(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct folio *folio;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	/* Rewrite one page in the middle: the same pattern, now dirty. */
+	KUNIT_ASSERT_EQ(test, write_pattern(ctx, THP_SIZE / 2, CHUNK), 0);
+	snapshot(ctx);
+	pageout(test, ctx);
+	expect_kept_whole(test, ctx);
+	folio = get_pmd_folio(current->mm, ctx->addr);
+	if (folio) {
+		KUNIT_EXPECT_TRUE_MSG(test, folio_test_swapbacked(folio),
+				      "a redirtied lazyfree THP must be swapbacked again");
+		folio_put(folio);
+	}
+	expect_contents(test, ctx, false);
+}
+
+enum extra_ref { EXTRA_PIN, EXTRA_FOLIO_REF };
+
+static const enum extra_ref extra_refs[] = { EXTRA_PIN, EXTRA_FOLIO_REF };
+
+static void extra_ref_desc(const enum extra_ref *r, char *desc)
+{
+	strscpy(desc, *r == EXTRA_PIN ? "gup-pin" : "folio-ref", KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(extra_ref, extra_refs, extra_ref_desc);
+
+/*
+ * A clean lazyfree THP with an extra reference (a GUP pin, or a plain
+ * folio reference): the discard is refused, the PMD is put back, the data
+ * stays and the folio is still lazyfree.
+ */
+static void lazyfree_thp_extra_ref_kept(struct kunit *test)
+{
+	const enum extra_ref *kind = test->param_value;
+	struct lazyfree_ctx *ctx = test->priv;
+	struct page *pinned = NULL;
+	struct folio *held = NULL, *folio;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	if (*kind == EXTRA_PIN)
+		KUNIT_ASSERT_EQ(test, pin_user_pages_fast(ctx->addr, 1, 0, &pinned), 1);
+	else
+		held = get_pmd_folio(current->mm, ctx->addr);
+	snapshot(ctx);
+	pageout(test, ctx);
+	expect_kept_whole(test, ctx);
+	folio = get_pmd_folio(current->mm, ctx->addr);
+	if (folio) {
+		KUNIT_EXPECT_TRUE(test, folio_test_lazyfree(folio));
+		folio_put(folio);
+	}
+	if (pinned)
+		unpin_user_page(pinned);
+	if (held)
+		folio_put(held);
+	expect_contents(test, ctx, false);
+}
+
+/*
+ * An mlocked lazyfree THP is kept whole.  MADV_FREE and MADV_PAGEOUT both
+ * refuse VM_LOCKED ranges, so the range is locked after MADV_FREE (what
+ * mlock() does to the VMA) and the folio is handed to reclaim_pages()
+ * directly.
+ */
+static void lazyfree_thp_mlocked_kept(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct vm_area_struct *vma;
+	struct folio *folio;
+	struct mm_struct *mm;
+	LIST_HEAD(list);
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	mm = current->mm;	/* attached by the first kunit_vm_mmap() */
+
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, ctx->addr);
+	if (vma) {
+		vm_flags_set(vma, VM_LOCKED);
+		mm->locked_vm += vma_pages(vma);
+	}
+	mmap_write_unlock(mm);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+
+	folio = get_pmd_folio(mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_TRUE(test, folio_isolate_lru(folio));
+	folio_put(folio);	/* the isolation holds its own reference */
+	list_add(&folio->lru, &list);
+	snapshot(ctx);
+	reclaim_pages(&list);
+	expect_kept_whole(test, ctx);
+	expect_contents(test, ctx, false);
+}
+
+/*
+ * A lazyfree THP whose PMD was split before reclaim (PTE-mapped, folio
+ * still large) is reclaimed through the PTE path: all 512 pages freed.
+ */
+static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct vm_area_struct *vma;
+	struct mm_struct *mm;
+	pmd_t *pmdp;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	mm = current->mm;
+
+	mmap_read_lock(mm);
+	vma = vma_lookup(mm, ctx->addr);
+	pmdp = user_pmd(mm, ctx->addr);
+	if (vma && pmdp)
+		split_huge_pmd(vma, pmdp, ctx->addr);
+	mmap_read_unlock(mm);
+	KUNIT_ASSERT_EQ_MSG(test, pmd_state_at(mm, ctx->addr), PMD_IS_TABLE,
+			    "could not split the PMD");
+
+	KUNIT_ASSERT_EQ(test, do_madvise(mm, ctx->addr, THP_SIZE, MADV_FREE), 0);
+	lru_add_drain_all();
+	snapshot(ctx);
+	pageout(test, ctx);
+	KUNIT_EXPECT_EQ(test, event_delta(ctx, PGLAZYFREED), THP_NR);
+	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
+			    "anon RSS did not drop by 2 MiB");
+	expect_contents(test, ctx, true);
+}
+
+/*
+ * A THP in a MAP_DROPPABLE mapping is lazyfree from birth and may be
+ * dropped even when dirty: reclaim discards it whole, without a split.
+ */
+static void lazyfree_thp_droppable_dirty_discarded(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct folio *folio;
+
+	if (!IS_ENABLED(CONFIG_64BIT))
+		kunit_skip(test, "MAP_DROPPABLE needs a 64-bit kernel");
+	fault_thp(test, ctx, MAP_DROPPABLE | MAP_ANONYMOUS);
+	folio = get_pmd_folio(current->mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_TRUE_MSG(test, folio_test_lazyfree(folio),
+			      "a droppable THP should not be swapbacked");
+	folio_put(folio);
+	snapshot(ctx);
+	pageout(test, ctx);
+	expect_discarded_whole(test, ctx);
+}
+
+static int lazyfree_thp_test_init(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		kunit_skip(test, "needs CONFIG_TRANSPARENT_HUGEPAGE");
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(unsigned long),
+				    GFP_KERNEL);
+	ctx->buf = kunit_kzalloc(test, CHUNK, GFP_KERNEL);
+	if (!ctx->events || !ctx->buf)
+		return -ENOMEM;
+	test->priv = ctx;
+	return 0;
+}
+
+static struct kunit_case lazyfree_thp_test_cases[] = {
+	KUNIT_CASE(lazyfree_thp_clean_discarded_whole),
+	KUNIT_CASE(lazyfree_thp_redirtied_kept),
+	KUNIT_CASE_PARAM(lazyfree_thp_extra_ref_kept, extra_ref_gen_params),
+	KUNIT_CASE(lazyfree_thp_mlocked_kept),
+	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
+	KUNIT_CASE(lazyfree_thp_droppable_dirty_discarded),
+	{}
+};
+
+static struct kunit_suite lazyfree_thp_test_suite = {
+	.name = "lazyfree_thp",
+	.init = lazyfree_thp_test_init,
+	.test_cases = lazyfree_thp_test_cases,
+};
+
+kunit_test_suite(lazyfree_thp_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for reclaim of lazyfree PMD-mapped THPs");
+MODULE_LICENSE("GPL");

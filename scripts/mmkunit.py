@@ -1,0 +1,689 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""mmkunit: assemble Linux 7.3 + our series + the suites, build, run, report.
+
+Subcommands (the Makefile calls them; see README.md):
+  deps                       check / install the host packages
+  assemble VARIANT           build/trees/VARIANT: base + patches + overlay
+  run VARIANT [--debug]      kunit.py config/build/exec on that tree
+  test                       host tests + series + pristine, one summary line
+
+VARIANT is "series" (all of patches/series) or "pristine" (none of it).
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(REPO, 'build')
+
+# Files of ours copied into the kernel tree, relative to the repo root.
+OVERLAY_DIRS = ['mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
+		'tools/testing/kunit/qemu_configs']
+QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
+DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
+# kunitconfigs of the functional suites, relative to the tree.
+SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig']
+
+GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost',
+	  'GIT_COMMITTER_NAME': 'mm-kunit', 'GIT_COMMITTER_EMAIL': 'mm-kunit@localhost',
+	  'GIT_AUTHOR_DATE': '2026-01-01T00:00:00Z',
+	  'GIT_COMMITTER_DATE': '2026-01-01T00:00:00Z'}
+
+# Guest log lines that fail a run whatever the KTAP says.
+SPLAT_RE = re.compile(
+	r'(BUG: |WARNING: |Oops|Kernel panic|kernel BUG at|'
+	r'KASAN: |UBSAN: |KFENCE: |'
+	r'possible circular locking|possible recursive locking|'
+	r'inconsistent lock state|suspicious RCU usage|lockdep |'
+	r'INFO: task .* blocked for more than|'
+	r'rcu: INFO: .* stall|self-detected stall|detected stalls on CPUs|'
+	r'Call Trace:)')
+# Lines that match SPLAT_RE but are not splats.
+SPLAT_IGNORE_RE = re.compile(r'(^\s*#|KTAP|kunit_|not ok |ok \d)')
+
+
+class Error(Exception):
+	"""A failure that gets one clear line and a non-zero exit."""
+
+
+def info(msg: str) -> None:
+	print(f'mmkunit: {msg}', flush=True)
+
+
+def sh(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+       check: bool = True, capture: bool = False, timeout: Optional[float] = None
+       ) -> subprocess.CompletedProcess:
+	full_env = dict(os.environ)
+	if env:
+		full_env.update(env)
+	try:
+		return subprocess.run(cmd, cwd=cwd, env=full_env, check=check,
+				      stdout=subprocess.PIPE if capture else None,
+				      stderr=subprocess.STDOUT if capture else None,
+				      text=True, timeout=timeout)
+	except subprocess.CalledProcessError as e:
+		out = (e.stdout or '').strip().splitlines()[-20:]
+		raise Error(f'{" ".join(cmd[:3])} failed (exit {e.returncode})' +
+			    ('\n' + '\n'.join(out) if out else ''))
+
+
+# ---------------------------------------------------------------- deps
+
+# command or header -> Debian package
+DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
+	('bc', 'bc'), ('cpio', 'cpio'), ('perl', 'perl'), ('git', 'git'),
+	('ccache', 'ccache'), ('qemu-system-x86_64', 'qemu-system-x86'),
+	('rsync', 'rsync'), ('xz', 'xz-utils'), ('dpkg-deb', 'dpkg'),
+	('/usr/include/gelf.h', 'libelf-dev'),
+	('/usr/include/openssl/opensslv.h', 'libssl-dev'),
+	('/usr/share/qemu/qboot.rom', 'qemu-system-data'),
+	('/usr/share/keyrings/debian-archive-keyring.gpg', 'debian-archive-keyring')]
+
+
+def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:
+	missing = []
+	for what, pkg in deps:
+		ok = exists(what) if what.startswith('/') else which(what) is not None
+		if not ok and pkg not in missing:
+			missing.append(pkg)
+	return missing
+
+
+def cmd_deps(_args) -> int:
+	missing = missing_packages()
+	if not missing:
+		return 0
+	cmd = ['apt-get', 'install', '-y', '--no-install-recommends'] + missing
+	if os.geteuid() != 0 or shutil.which('apt-get') is None:
+		raise Error('missing packages; run: sudo ' + ' '.join(cmd))
+	info('installing ' + ' '.join(missing))
+	env = {'DEBIAN_FRONTEND': 'noninteractive'}
+	r = sh(['apt-get', 'install', '-y', '--no-install-recommends'] + missing,
+	       env=env, check=False, capture=True)
+	if r.returncode != 0:
+		# The package lists may be stale on a new machine.
+		sh(['apt-get', 'update'], env=env, capture=True, check=False)
+		sh(cmd, env=env, capture=True)
+	still = missing_packages()
+	if still:
+		raise Error('still missing after apt-get: ' + ' '.join(still))
+	return 0
+
+
+# ---------------------------------------------------------------- source
+
+def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
+	"""(VERSION, PATCHLEVEL) of a kernel tree, None if it is not one."""
+	mk = os.path.join(tree, 'Makefile')
+	if not (os.path.isfile(mk) and os.path.isdir(os.path.join(tree, 'mm')) and
+		os.path.isfile(os.path.join(tree, 'tools/testing/kunit/kunit.py'))):
+		return None
+	v = {}
+	with open(mk, errors='replace') as f:
+		for line in f.readlines()[:10]:
+			m = re.match(r'^(VERSION|PATCHLEVEL)\s*=\s*(\d+)', line)
+			if m:
+				v[m.group(1)] = int(m.group(2))
+	if 'VERSION' not in v or 'PATCHLEVEL' not in v:
+		return None
+	return v['VERSION'], v['PATCHLEVEL']
+
+
+def source_tree() -> Tuple[str, str, bool]:
+	"""Return (path, identity, is_user_tree) of the base kernel source."""
+	kdir = os.environ.get('KDIR', '')
+	if kdir:
+		kdir = os.path.abspath(kdir)
+		ver = kernel_version(kdir)
+		if ver is None:
+			raise Error(f'KDIR={kdir} is not a kernel tree '
+				    '(no Makefile with VERSION/PATCHLEVEL, mm/ and tools/testing/kunit)')
+		if ver != (7, 3):
+			info(f'warning: KDIR is Linux {ver[0]}.{ver[1]}, the series is against 7.3')
+		head = ''
+		if os.path.isdir(os.path.join(kdir, '.git')):
+			r = sh(['git', '-C', kdir, 'rev-parse', 'HEAD'], capture=True, check=False)
+			head = r.stdout.strip() if r.returncode == 0 else ''
+		st = os.stat(os.path.join(kdir, 'Makefile'))
+		return kdir, f'kdir:{kdir}:{head}:{st.st_mtime_ns}', True
+	env = {}
+	tarball = os.environ.get('LINUX_TARBALL', '')
+	if tarball:
+		tarball = os.path.abspath(tarball)
+		if not os.path.isfile(tarball):
+			raise Error(f'LINUX_TARBALL={tarball} does not exist')
+		env['LINUX_TARBALL'] = tarball
+		# A different tarball must not reuse the Debian unpack.
+		srcdir = os.path.join(BUILD, 'src-tarball')
+		if os.path.exists(os.path.join(srcdir, 'tarball')):
+			with open(os.path.join(srcdir, 'tarball')) as f:
+				if f.read() != tarball:
+					shutil.rmtree(srcdir)
+		os.makedirs(srcdir, exist_ok=True)
+		with open(os.path.join(srcdir, 'tarball'), 'w') as f:
+			f.write(tarball)
+	else:
+		srcdir = BUILD
+	r = subprocess.run([os.path.join(REPO, 'scripts/fetch-linux.sh'), srcdir],
+			   env=dict(os.environ, **env), stdout=subprocess.PIPE, text=True)
+	if r.returncode != 0:
+		raise Error('could not get the Linux 7.3 source (see the line above)')
+	path = r.stdout.strip().splitlines()[-1]
+	if kernel_version(path) is None:
+		raise Error(f'{path} is not a kernel tree')
+	with open(os.path.join(path, 'Makefile')) as f:
+		head = ''.join(f.readlines()[:6])
+	ident = ('tarball:' + tarball if tarball else 'debian:') + \
+		hashlib.sha256(head.encode()).hexdigest()[:16]
+	return path, ident, False
+
+
+# ---------------------------------------------------------------- assembly
+
+def git(args: List[str], git_dir: str, work: Optional[str] = None, **kw):
+	env = dict(GIT_ID, GIT_DIR=git_dir)
+	if work:
+		env['GIT_WORK_TREE'] = work
+	return sh(['git'] + args, cwd=work, env=env, **kw)
+
+
+def base_commit() -> str:
+	"""Import the base source as one commit in build/linux.git (cached)."""
+	src, ident, user_tree = source_tree()
+	gd = os.path.join(BUILD, 'linux.git')
+	idfile = os.path.join(gd, 'mmkunit-source')
+	if os.path.isfile(idfile):
+		with open(idfile) as f:
+			if f.read() == ident:
+				r = git(['rev-parse', 'refs/heads/base'], gd, capture=True, check=False)
+				if r.returncode == 0:
+					return r.stdout.strip()
+	info(f'importing {src} as the base commit (once per source)')
+	if not os.path.isdir(gd):
+		sh(['git', 'init', '-q', '--bare', gd])
+	index = os.path.join(gd, 'import-index')
+	if os.path.exists(index):
+		os.unlink(index)
+	env = dict(GIT_ID, GIT_DIR=gd, GIT_WORK_TREE=src, GIT_INDEX_FILE=index)
+	# A user's tree may hold build output: honour its .gitignore there.
+	sh(['git', 'add', '-A'] + ([] if user_tree else ['-f']) + ['.'],
+	   cwd=src, env=env)
+	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
+	commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
+		    env=env, capture=True).stdout.strip()
+	git(['update-ref', 'refs/heads/base', commit], gd)
+	os.unlink(index)
+	with open(idfile, 'w') as f:
+		f.write(ident)
+	return commit
+
+
+def read_series(path: Optional[str] = None) -> List[str]:
+	"""Patch paths (relative to patches/) in apply order; '#' comments."""
+	path = path or os.path.join(REPO, 'patches', 'series')
+	out = []
+	with open(path) as f:
+		for line in f:
+			line = line.split('#', 1)[0].strip()
+			if line:
+				out.append(line)
+	return out
+
+
+def overlay_files() -> List[str]:
+	files = []
+	for d in OVERLAY_DIRS:
+		top = os.path.join(REPO, d)
+		for root, _dirs, names in os.walk(top):
+			for n in sorted(names):
+				if n.endswith(('.pyc', '~')) or '__pycache__' in root:
+					continue
+				files.append(os.path.relpath(os.path.join(root, n), REPO))
+	return sorted(files)
+
+
+# Hooks that make a kernel tree build our suites; each is (file, line,
+# anchor): the line is added once, before the last anchor line (or at the
+# end when anchor is None).
+HOOKS = [('mm/Kconfig', 'source "mm/tests/Kconfig"', 'endmenu'),
+	 ('mm/Makefile', 'obj-y += tests/', None)]
+
+
+def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
+	"""Idempotently add the Kconfig/Makefile hooks; return what changed."""
+	changed = []
+	for rel, line, anchor in hooks:
+		path = os.path.join(tree, rel)
+		with open(path) as f:
+			lines = f.read().splitlines()
+		if line in (l.strip() for l in lines):
+			continue
+		pos = len(lines)
+		if anchor:
+			for i in range(len(lines) - 1, -1, -1):
+				if lines[i].strip() == anchor:
+					pos = i
+					break
+		lines[pos:pos] = [line, ''] if anchor else ['', line]
+		with open(path, 'w') as f:
+			f.write('\n'.join(lines) + '\n')
+		changed.append(rel)
+	return changed
+
+
+def variant_patches(variant: str) -> List[str]:
+	series = read_series()
+	if variant == 'pristine':
+		return []
+	if variant == 'series':
+		return series
+	# "upto:N" = the first N patches (per-patch validation)
+	m = re.match(r'^upto:(\d+)$', variant)
+	if m:
+		return series[:int(m.group(1))]
+	raise Error(f'unknown variant {variant!r} (series, pristine, upto:N)')
+
+
+def variant_key(base: str, patches: List[str]) -> str:
+	h = hashlib.sha256(base.encode())
+	for p in patches:
+		h.update(p.encode())
+		with open(os.path.join(REPO, 'patches', p), 'rb') as f:
+			h.update(f.read())
+	for rel in overlay_files():
+		h.update(rel.encode())
+		with open(os.path.join(REPO, rel), 'rb') as f:
+			h.update(f.read())
+	h.update(repr(HOOKS).encode())
+	return h.hexdigest()
+
+
+def tree_dir(variant: str) -> str:
+	return os.path.join(BUILD, 'trees', variant.replace(':', '-'))
+
+
+def assemble(variant: str) -> str:
+	"""Make build/trees/VARIANT = base + patches + overlay; return its path."""
+	patches = variant_patches(variant)
+	for p in patches:
+		if not os.path.isfile(os.path.join(REPO, 'patches', p)):
+			raise Error(f'patches/series names {p}, which does not exist')
+	base = base_commit()
+	gd = os.path.join(BUILD, 'linux.git')
+	tree = tree_dir(variant)
+	key = variant_key(base, patches)
+	keyfile = tree + '.key'
+	if os.path.isdir(tree) and os.path.isfile(keyfile):
+		with open(keyfile) as f:
+			same = f.read() == key
+		dirty = sh(['git', 'status', '--porcelain', '--untracked-files=no'],
+			   cwd=tree, capture=True, check=False).stdout.strip()
+		if same and not dirty:
+			return tree
+	if os.path.exists(keyfile):
+		os.unlink(keyfile)
+	if not os.path.isdir(os.path.join(tree, '.git')) and not os.path.isfile(os.path.join(tree, '.git')):
+		if os.path.exists(tree):
+			shutil.rmtree(tree)
+		git(['worktree', 'prune'], gd)
+		info(f'creating tree {os.path.relpath(tree, REPO)}')
+		git(['worktree', 'add', '-q', '--detach', tree, base], gd, capture=True)
+	env = dict(GIT_ID)
+	# Only files that differ are rewritten, so unchanged objects stay built.
+	sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
+	sh(['git', 'checkout', '-q', '-f', '--detach', base], cwd=tree, env=env, capture=True)
+	sh(['git', 'clean', '-q', '-fdx'], cwd=tree, env=env, capture=True)
+	for i, p in enumerate(patches, 1):
+		r = sh(['git', 'am', '-q', '--3way', os.path.join(REPO, 'patches', p)],
+		       cwd=tree, env=env, check=False, capture=True)
+		if r.returncode != 0:
+			conflict = sh(['git', 'diff'], cwd=tree, capture=True, check=False).stdout
+			sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
+			print(r.stdout.rstrip(), file=sys.stderr)
+			print(conflict[:4000], file=sys.stderr)
+			raise Error(f'patch {i}/{len(patches)} patches/{p} does not apply to the base')
+	for rel in overlay_files():
+		dst = os.path.join(tree, rel)
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		shutil.copy2(os.path.join(REPO, rel), dst)
+	apply_hooks(tree)
+	sh(['git', 'add', '-A', '-f'] + OVERLAY_DIRS + [h[0] for h in HOOKS], cwd=tree, env=env)
+	sh(['git', 'commit', '-q', '--allow-empty', '-m', 'mm-kunit: suites overlay'],
+	   cwd=tree, env=env, capture=True)
+	with open(keyfile, 'w') as f:
+		f.write(key)
+	return tree
+
+
+# ---------------------------------------------------------------- results
+
+def count_json(node: dict) -> Dict[str, str]:
+	"""Flatten a kunit.py --json tree to {suite.case[.param]: status}."""
+	out: Dict[str, str] = {}
+
+	def walk(n, prefix):
+		for g in n.get('sub_groups', []):
+			walk(g, prefix + [g['name']])
+		for c in n.get('test_cases', []):
+			out['.'.join(prefix + [c['name']])] = c['status']
+	walk(node, [])
+	return out
+
+
+def scan_splats(log_lines: List[str]) -> List[str]:
+	"""Guest log lines that show a kernel splat."""
+	found = []
+	for line in log_lines:
+		text = line.rstrip('\n')
+		# kunit.py's raw log keeps the console prefix "[  1.23] "
+		body = re.sub(r'^\[\s*\d+\.\d+\]\s*', '', text)
+		if SPLAT_RE.search(body) and not SPLAT_IGNORE_RE.search(body):
+			found.append(text)
+	return found
+
+
+def running_when_stopped(log_lines: List[str]) -> Optional[str]:
+	"""Name of the suite (and case) that had started but not finished."""
+	stack: List[str] = []
+	for line in log_lines:
+		body = re.sub(r'^\[\s*\d+\.\d+\]\s*', '', line.rstrip('\n')).strip()
+		m = re.match(r'^# Subtest: (\S+)', body)
+		if m:
+			stack.append(m.group(1))
+			continue
+		if re.match(r'^(not )?ok \d+ ', body) and stack:
+			# A result line at the current depth closes the innermost
+			# subtest only when its name matches.
+			name = re.sub(r'^(not )?ok \d+ (- )?', '', body).split(' #')[0].strip()
+			if name == stack[-1]:
+				stack.pop()
+	return ' / '.join(stack) if stack else None
+
+
+def load_expected_before(path: Optional[str] = None) -> Dict[str, str]:
+	"""patches/expected-before: case -> patch group that makes it pass."""
+	path = path or os.path.join(REPO, 'patches', 'expected-before')
+	out = {}
+	if not os.path.isfile(path):
+		return out
+	with open(path) as f:
+		for line in f:
+			line = line.split('#', 1)[0].split()
+			if len(line) == 2:
+				out[line[0]] = line[1]
+	return out
+
+
+def group_of(patch: str) -> str:
+	return patch.split('/', 1)[0]
+
+
+def judge(results: Dict[str, str], applied_groups: List[str],
+	  expected_before: Dict[str, str]) -> Tuple[Dict[str, int], List[str]]:
+	"""Count results; a case whose group is not applied must not pass."""
+	counts = {'passed': 0, 'failed': 0, 'skipped': 0}
+	notes = []
+	for case, status in sorted(results.items()):
+		grp = None
+		for pat, g in expected_before.items():
+			if case == pat or case.startswith(pat + '.'):
+				grp = g
+		if grp and grp not in applied_groups:
+			if status == 'FAIL':
+				counts['passed'] += 1
+				notes.append(f'{case}: fails before {grp}, as expected')
+			elif status == 'SKIP':
+				counts['skipped'] += 1
+			else:
+				counts['failed'] += 1
+				notes.append(f'{case}: {status} without {grp}: '
+					     'the case does not see the patch')
+			continue
+		if status == 'PASS':
+			counts['passed'] += 1
+		elif status == 'SKIP':
+			counts['skipped'] += 1
+		else:
+			counts['failed'] += 1
+			notes.append(f'{case}: {status}')
+	return counts, notes
+
+
+# ---------------------------------------------------------------- kunit.py
+
+def ccache_env() -> Dict[str, str]:
+	env = {'CCACHE_BASEDIR': REPO, 'CCACHE_NOHASHDIR': '1',
+	       'CCACHE_SLOPPINESS': 'time_macros,include_file_mtime,include_file_ctime'}
+	if 'CCACHE_DIR' not in os.environ:
+		env['CCACHE_DIR'] = os.path.join(os.path.expanduser('~'), '.cache', 'mmkunit-ccache')
+	return env
+
+
+def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
+	      extra: List[str]) -> List[str]:
+	cmd = [sys.executable, os.path.join(tree, 'tools/testing/kunit/kunit.py'), sub,
+	       '--build_dir=' + out,
+	       '--qemu_config=' + os.path.join(tree, QEMU_CONFIG)]
+	if sub in ('config', 'build', 'run'):
+		cmd += ['--kunitconfig=' + os.path.join(tree, k) for k in kunitconfigs]
+	if sub in ('config', 'build', 'run'):
+		cmd += ['--make_options', 'CC=ccache gcc']
+	if sub in ('build', 'run'):
+		cmd += [f'--jobs={jobs}']
+	return cmd + extra
+
+
+def run_stage(cmd: List[str], tree: str, logf, timeout: Optional[float]) -> int:
+	"""Run one kunit.py stage, tee to logf, kill the process group on timeout."""
+	env = dict(os.environ, **ccache_env())
+	logf.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
+	logf.flush()
+	p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE,
+			     stderr=subprocess.STDOUT, text=True, errors='replace',
+			     start_new_session=True)
+	deadline = time.monotonic() + timeout if timeout else None
+	import selectors
+	sel = selectors.DefaultSelector()
+	sel.register(p.stdout, selectors.EVENT_READ)
+	timed_out = False
+	while True:
+		wait = None if deadline is None else max(0.1, deadline - time.monotonic())
+		if sel.select(timeout=wait):
+			line = p.stdout.readline()
+			if not line:
+				break
+			logf.write(line)
+			sys.stdout.write(line)
+			sys.stdout.flush()
+		if deadline is not None and time.monotonic() > deadline:
+			timed_out = True
+			break
+	if timed_out:
+		os.killpg(p.pid, signal.SIGKILL)
+		p.wait()
+		return -999
+	return p.wait()
+
+
+def run_variant(variant: str, debug: bool = False, jobs: int = 0,
+		timeout: int = 0, filter_glob: str = '', with_slow: bool = False,
+		kunitconfigs: Optional[List[str]] = None) -> Tuple[Dict[str, int], List[str]]:
+	"""Assemble, build and boot one variant; return counts and notes."""
+	tree = assemble(variant)
+	name = variant.replace(':', '-') + ('-debug' if debug else '')
+	out = os.path.join(BUILD, 'out', name)
+	os.makedirs(out, exist_ok=True)
+	jobs = jobs or os.cpu_count() or 2
+	timeout = timeout or int(os.environ.get('MMKUNIT_TIMEOUT', '900' if debug else '600'))
+	configs = list(kunitconfigs or SUITE_KUNITCONFIGS)
+	if debug:
+		configs.append(DEBUG_KUNITCONFIG)
+	logpath = os.path.join(out, 'mmkunit.log')
+	jsonpath = os.path.join(out, 'results.json')
+	if os.path.exists(jsonpath):
+		os.unlink(jsonpath)
+	patches = variant_patches(variant)
+	groups = sorted({group_of(p) for p in patches})
+	info(f'{name}: tree {os.path.relpath(tree, REPO)}, {len(patches)} patches '
+	     f'({", ".join(groups) or "none"}), build {os.path.relpath(out, REPO)}')
+	with open(logpath, 'w') as logf:
+		t0 = time.monotonic()
+		for sub in ('config', 'build'):
+			rc = run_stage(kunit_cmd(tree, sub, out, configs, jobs, []), tree, logf,
+				       timeout=3600)
+			if rc != 0:
+				raise Error(f'{name}: kunit.py {sub} failed (exit {rc}); '
+					    f'log: {logpath}')
+		t_build = time.monotonic() - t0
+		extra = [f'--timeout={timeout}', '--json=' + jsonpath]
+		if not with_slow:
+			extra.append('--filter=speed>slow')
+		if filter_glob:
+			extra.append(filter_glob)
+		t1 = time.monotonic()
+		rc = run_stage(kunit_cmd(tree, 'exec', out, configs, jobs, extra), tree, logf,
+			       timeout=timeout + 120)
+		t_run = time.monotonic() - t1
+	guest_log = os.path.join(out, 'test.log')
+	lines = []
+	if os.path.isfile(guest_log):
+		with open(guest_log, errors='replace') as f:
+			lines = f.readlines()
+	notes = []
+	results: Dict[str, str] = {}
+	if os.path.isfile(jsonpath):
+		with open(jsonpath) as f:
+			try:
+				results = count_json(json.load(f))
+			except ValueError:
+				notes.append('kunit.py wrote unreadable JSON')
+	counts, judged = judge(results, groups, load_expected_before())
+	notes += judged
+	stopped = running_when_stopped(lines)
+	if rc == -999 or stopped:
+		counts['failed'] += 1
+		notes.append(f'guest stopped (timeout {timeout}s or crash) while running '
+			     f'{stopped or "before the first suite"}')
+	splats = scan_splats(lines)
+	if splats:
+		counts['failed'] += 1
+		notes.append(f'{len(splats)} splat line(s) in the guest log, first: {splats[0].strip()}')
+	if not results and not stopped:
+		counts['failed'] += 1
+		notes.append('no test results at all')
+	info(f'{name}: build {t_build:.0f}s, guest {t_run:.0f}s; '
+	     f'{counts["passed"]} passed, {counts["failed"]} failed, '
+	     f'{counts["skipped"]} skipped')
+	for n in notes:
+		info(f'  {name}: {n}')
+	info(f'{name}: full log {os.path.relpath(logpath, REPO)}, guest log '
+	     f'{os.path.relpath(guest_log, REPO)}')
+	return counts, notes
+
+
+# ---------------------------------------------------------------- commands
+
+def cmd_assemble(args) -> int:
+	print(assemble(args.variant))
+	return 0
+
+
+def cmd_run(args) -> int:
+	counts, _ = run_variant(args.variant, debug=args.debug, jobs=args.jobs,
+				timeout=args.timeout, filter_glob=args.filter_glob,
+				with_slow=args.slow)
+	print(f'{counts["passed"]} passed, {counts["failed"]} failed, '
+	      f'{counts["skipped"]} skipped')
+	return 1 if counts['failed'] else 0
+
+
+def host_tests() -> Dict[str, int]:
+	r = subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s',
+			    os.path.join(REPO, 'scripts', 'tests'), '-t', REPO, '-v'],
+			   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+	sys.stdout.write(r.stdout)
+	m = re.search(r'^Ran (\d+) test', r.stdout, re.M)
+	ran = int(m.group(1)) if m else 0
+	fails = re.search(r'failures=(\d+)', r.stdout)
+	errs = re.search(r'errors=(\d+)', r.stdout)
+	skips = re.search(r'skipped=(\d+)', r.stdout)
+	failed = (int(fails.group(1)) if fails else 0) + (int(errs.group(1)) if errs else 0)
+	if r.returncode != 0 and failed == 0:
+		failed = 1
+	skipped = int(skips.group(1)) if skips else 0
+	counts = {'passed': ran - failed - skipped, 'failed': failed, 'skipped': skipped}
+	info(f'host tools: {counts["passed"]} passed, {counts["failed"]} failed, '
+	     f'{counts["skipped"]} skipped')
+	return counts
+
+
+def cmd_test(args) -> int:
+	total = {'passed': 0, 'failed': 0, 'skipped': 0}
+	stages = [('host tools', lambda: host_tests())]
+	for v in args.variants:
+		stages.append((v, lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
+							  timeout=args.timeout)[0]))
+	summary = []
+	for name, fn in stages:
+		try:
+			c = fn()
+		except Error as e:
+			info(f'{name}: {e}')
+			c = {'passed': 0, 'failed': 1, 'skipped': 0}
+		summary.append((name, c))
+		for k in total:
+			total[k] += c[k]
+	info('summary:')
+	for name, c in summary:
+		info(f'  {name:<12} {c["passed"]} passed, {c["failed"]} failed, '
+		     f'{c["skipped"]} skipped')
+	print(f'{total["passed"]} passed, {total["failed"]} failed, {total["skipped"]} skipped')
+	return 1 if total['failed'] else 0
+
+
+def main(argv: List[str]) -> int:
+	ap = argparse.ArgumentParser(prog='mmkunit', description=__doc__,
+				     formatter_class=argparse.RawDescriptionHelpFormatter)
+	sub = ap.add_subparsers(dest='cmd', required=True)
+	sub.add_parser('deps').set_defaults(fn=cmd_deps)
+	a = sub.add_parser('assemble')
+	a.add_argument('variant')
+	a.set_defaults(fn=cmd_assemble)
+	for name, fn in (('run', cmd_run), ('test', cmd_test)):
+		p = sub.add_parser(name)
+		if name == 'run':
+			p.add_argument('variant', nargs='?', default='series')
+			p.add_argument('filter_glob', nargs='?', default='')
+			p.add_argument('--slow', action='store_true',
+				       help='also run KUNIT_CASE_SLOW cases (benchmarks)')
+		else:
+			p.add_argument('--variants', nargs='+', default=['series', 'pristine'])
+		p.add_argument('--debug', action='store_true',
+			       help='add ' + DEBUG_KUNITCONFIG)
+		p.add_argument('--jobs', type=int, default=0)
+		p.add_argument('--timeout', type=int, default=0,
+			       help='guest run timeout in seconds')
+		p.set_defaults(fn=fn)
+	args = ap.parse_args(argv)
+	try:
+		return args.fn(args)
+	except Error as e:
+		print(f'mmkunit: error: {e}', file=sys.stderr)
+		return 2
+	except KeyboardInterrupt:
+		return 130
+
+
+if __name__ == '__main__':
+	sys.exit(main(sys.argv[1:]))

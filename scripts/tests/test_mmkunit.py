@@ -1,0 +1,237 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of scripts/mmkunit.py and the QEMU accelerator choice."""
+
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, 'scripts'))
+import mmkunit  # noqa: E402
+
+
+def load_qemu_config():
+	"""Import x86_64_mm.py the way kunit.py does (it is a package member)."""
+	kunit_dir = os.path.join(REPO, 'scripts', 'tests', 'fake_kunit')
+	path = os.path.join(REPO, 'tools/testing/kunit/qemu_configs/x86_64_mm.py')
+	src = open(path).read().replace('from ..qemu_config import QemuArchParams',
+					'QemuArchParams = lambda **kw: kw')
+	mod = type(sys)('x86_64_mm')
+	mod.__file__ = path
+	exec(compile(src, path, 'exec'), mod.__dict__)
+	return mod
+
+
+class TestResults(unittest.TestCase):
+	JSON = {'name': 'KUnit Test Group', 'sub_groups': [
+		{'name': 'lazyfree_thp', 'sub_groups': [
+			{'name': 'extra_ref', 'sub_groups': [],
+			 'test_cases': [{'name': 'gup-pin', 'status': 'PASS'},
+					{'name': 'folio-ref', 'status': 'FAIL'}]}],
+		 'test_cases': [{'name': 'clean', 'status': 'PASS'},
+				{'name': 'droppable', 'status': 'SKIP'}]}],
+		'test_cases': []}
+
+	def test_count_json_flattens_params(self):
+		r = mmkunit.count_json(self.JSON)
+		self.assertEqual(r, {'lazyfree_thp.clean': 'PASS',
+				     'lazyfree_thp.droppable': 'SKIP',
+				     'lazyfree_thp.extra_ref.gup-pin': 'PASS',
+				     'lazyfree_thp.extra_ref.folio-ref': 'FAIL'})
+
+	def test_judge_counts(self):
+		c, notes = mmkunit.judge(mmkunit.count_json(self.JSON), [], {})
+		self.assertEqual(c, {'passed': 2, 'failed': 1, 'skipped': 1})
+		self.assertIn('folio-ref', notes[0])
+
+	def test_expected_before_fail_is_a_pass_without_the_group(self):
+		res = {'s.new': 'FAIL', 's.old': 'PASS'}
+		c, notes = mmkunit.judge(res, [], {'s.new': 'lazyfree-thp'})
+		self.assertEqual(c, {'passed': 2, 'failed': 0, 'skipped': 0})
+		self.assertIn('as expected', notes[0])
+
+	def test_expected_before_pass_without_the_group_fails(self):
+		c, notes = mmkunit.judge({'s.new': 'PASS'}, [], {'s.new': 'lazyfree-thp'})
+		self.assertEqual(c['failed'], 1)
+		self.assertIn('does not see the patch', notes[0])
+
+	def test_expected_before_with_the_group_must_pass(self):
+		c, _ = mmkunit.judge({'s.new': 'FAIL'}, ['lazyfree-thp'],
+				     {'s.new': 'lazyfree-thp'})
+		self.assertEqual(c['failed'], 1)
+
+	def test_expected_before_covers_params(self):
+		c, _ = mmkunit.judge({'s.new.p1': 'FAIL'}, [], {'s.new': 'g'})
+		self.assertEqual(c['passed'], 1)
+
+	def test_load_expected_before(self):
+		with tempfile.NamedTemporaryFile('w', delete=False) as f:
+			f.write('# comment\ns.a  grp  # why\n\nbad line here x\n')
+		try:
+			self.assertEqual(mmkunit.load_expected_before(f.name), {'s.a': 'grp'})
+		finally:
+			os.unlink(f.name)
+
+
+class TestGuestLog(unittest.TestCase):
+	def test_splats_found(self):
+		log = ['[    1.0] ok 1 lazyfree_thp\n',
+		       '[    2.0] WARNING: CPU: 0 PID: 1 at mm/rmap.c:10 f+0x1\n',
+		       '[    2.1] BUG: KASAN: use-after-free in foo\n',
+		       '[    2.2] WARNING: possible circular locking dependency detected\n',
+		       '[    2.3] rcu: INFO: rcu_preempt self-detected stall on CPU\n']
+		self.assertEqual(len(mmkunit.scan_splats(log)), 4)
+
+	def test_ktap_lines_are_not_splats(self):
+		log = ['    # lazyfree_thp_clean: EXPECTATION FAILED at x.c:1\n',
+		       'ok 1 lazyfree_thp\n', '    KTAP version 1\n']
+		self.assertEqual(mmkunit.scan_splats(log), [])
+
+	def test_running_when_stopped(self):
+		log = ['KTAP version 1\n', '1..2\n', '    # Subtest: first\n',
+		       '    ok 1 a\n', 'ok 1 first\n', '    # Subtest: second\n',
+		       '        # Subtest: param_case\n', '        ok 1 p1\n']
+		self.assertEqual(mmkunit.running_when_stopped(log), 'second / param_case')
+
+	def test_nothing_running_after_a_complete_run(self):
+		log = ['KTAP version 1\n', '1..1\n', '    # Subtest: first\n',
+		       '    ok 1 a\n', 'ok 1 first\n']
+		self.assertIsNone(mmkunit.running_when_stopped(log))
+
+
+class TestTreeAndSeries(unittest.TestCase):
+	def test_kernel_version(self):
+		with tempfile.TemporaryDirectory() as d:
+			self.assertIsNone(mmkunit.kernel_version(d))
+			os.makedirs(os.path.join(d, 'mm'))
+			os.makedirs(os.path.join(d, 'tools/testing/kunit'))
+			open(os.path.join(d, 'tools/testing/kunit/kunit.py'), 'w').close()
+			with open(os.path.join(d, 'Makefile'), 'w') as f:
+				f.write('# SPDX\nVERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n')
+			self.assertEqual(mmkunit.kernel_version(d), (7, 3))
+
+	def test_kdir_not_a_kernel_tree_is_one_clear_error(self):
+		with tempfile.TemporaryDirectory() as d:
+			r = subprocess.run([sys.executable, os.path.join(REPO, 'scripts/mmkunit.py'),
+					    'assemble', 'series'], env=dict(os.environ, KDIR=d),
+					   capture_output=True, text=True, timeout=60)
+			self.assertEqual(r.returncode, 2)
+			self.assertIn('is not a kernel tree', r.stderr)
+			self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+
+	def test_series_file(self):
+		with tempfile.NamedTemporaryFile('w', delete=False) as f:
+			f.write('# head\na/1.patch\n\n  b/2.patch  # note\n')
+		try:
+			self.assertEqual(mmkunit.read_series(f.name), ['a/1.patch', 'b/2.patch'])
+		finally:
+			os.unlink(f.name)
+
+	def test_repo_series_names_existing_patches_in_group_order(self):
+		series = mmkunit.read_series()
+		self.assertTrue(series)
+		for p in series:
+			self.assertTrue(os.path.isfile(os.path.join(REPO, 'patches', p)), p)
+		order = ['lazyfree-thp', 'rcu-free', 'shmem-batch']
+		groups = [mmkunit.group_of(p) for p in series]
+		self.assertEqual(groups, sorted(groups, key=order.index))
+
+	def test_hooks_idempotent_and_anchored(self):
+		with tempfile.TemporaryDirectory() as d:
+			os.makedirs(os.path.join(d, 'mm'))
+			with open(os.path.join(d, 'mm/Kconfig'), 'w') as f:
+				f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
+			with open(os.path.join(d, 'mm/Makefile'), 'w') as f:
+				f.write('obj-y += a.o\n')
+			self.assertEqual(sorted(mmkunit.apply_hooks(d)), ['mm/Kconfig', 'mm/Makefile'])
+			self.assertEqual(mmkunit.apply_hooks(d), [])
+			k = open(os.path.join(d, 'mm/Kconfig')).read()
+			self.assertLess(k.index('source "mm/tests/Kconfig"'), k.index('endmenu'))
+			self.assertEqual(k.count('mm/tests/Kconfig'), 1)
+
+	def test_variants(self):
+		self.assertEqual(mmkunit.variant_patches('pristine'), [])
+		self.assertEqual(mmkunit.variant_patches('series'), mmkunit.read_series())
+		self.assertEqual(mmkunit.variant_patches('upto:1'), mmkunit.read_series()[:1])
+		with self.assertRaises(mmkunit.Error):
+			mmkunit.variant_patches('bogus')
+
+
+class TestDeps(unittest.TestCase):
+	def test_missing_packages(self):
+		deps = [('qemu-system-x86_64', 'qemu-system-x86'), ('gcc', 'gcc'),
+			('/nonexistent/gelf.h', 'libelf-dev')]
+		m = mmkunit.missing_packages(deps, which=lambda c: None if c.startswith('qemu') else '/x',
+					     exists=lambda p: False)
+		self.assertEqual(m, ['qemu-system-x86', 'libelf-dev'])
+
+
+class TestAccel(unittest.TestCase):
+	def setUp(self):
+		self.cfg = load_qemu_config()
+		self.tmp = tempfile.TemporaryDirectory()
+
+	def tearDown(self):
+		self.tmp.cleanup()
+
+	def cpuinfo(self, flags):
+		p = os.path.join(self.tmp.name, 'cpuinfo')
+		with open(p, 'w') as f:
+			f.write(f'processor\t: 0\nflags\t\t: fpu {flags} sse\n')
+		return p
+
+	def test_kvm_present_but_no_vmx_is_not_usable(self):
+		dev = os.path.join(self.tmp.name, 'kvm')
+		open(dev, 'w').close()
+		self.assertFalse(self.cfg.kvm_usable(dev, self.cpuinfo('pae')))
+
+	def test_kvm_with_vmx_is_usable(self):
+		dev = os.path.join(self.tmp.name, 'kvm')
+		open(dev, 'w').close()
+		self.assertTrue(self.cfg.kvm_usable(dev, self.cpuinfo('vmx')))
+		self.assertTrue(self.cfg.kvm_usable(dev, self.cpuinfo('svm')))
+
+	def test_no_dev_kvm_is_not_usable(self):
+		self.assertFalse(self.cfg.kvm_usable('/nonexistent/kvm', self.cpuinfo('vmx')))
+
+	def test_config_has_two_cpus_and_thp_memory(self):
+		p = self.cfg.QEMU_ARCH['extra_qemu_params']
+		self.assertEqual(p[p.index('-smp') + 1], '2')
+		self.assertGreaterEqual(int(p[p.index('-m') + 1]), 2048)
+
+	def test_wrapper_drops_kvm_and_makes_tcg_multithreaded(self):
+		fake = os.path.join(self.tmp.name, 'bin')
+		os.makedirs(fake)
+		with open(os.path.join(fake, 'qemu-system-x86_64'), 'w') as f:
+			f.write('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+		os.chmod(os.path.join(fake, 'qemu-system-x86_64'), 0o755)
+		wrapper = os.path.join(REPO, 'tools/testing/kunit/qemu_configs/x86_64_mm.d')
+		env = dict(os.environ, PATH=os.pathsep.join([wrapper, fake, '/usr/bin', '/bin']))
+		r = subprocess.run(['qemu-system-x86_64', '-m', '1024', '-accel', 'kvm',
+				    '-accel', 'hvf', '-accel', 'tcg', '-append', 'a b'],
+				   env=env, capture_output=True, text=True, timeout=30)
+		self.assertEqual(r.stdout.splitlines(),
+				 ['-m', '1024', '-accel', 'tcg,thread=multi', '-append', 'a b'])
+
+
+class TestFetch(unittest.TestCase):
+	def test_unreachable_mirror_is_one_clear_error(self):
+		with tempfile.TemporaryDirectory() as d:
+			src = os.path.join(d, 'bad.sources')
+			with open(src, 'w') as f:
+				f.write('Types: deb\nURIs: http://127.0.0.1:9/debian\n'
+					'Suites: bookworm\nComponents: main\n')
+			r = subprocess.run([os.path.join(REPO, 'scripts/fetch-linux.sh'),
+					    os.path.join(d, 'b')],
+					   env=dict(os.environ, MMKUNIT_APT_SOURCES=src),
+					   capture_output=True, text=True, timeout=300)
+			self.assertNotEqual(r.returncode, 0)
+			self.assertIn('cannot reach the Debian mirror', r.stderr)
+
+
+if __name__ == '__main__':
+	unittest.main()
