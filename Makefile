@@ -51,7 +51,7 @@ test-host:
 	@$(PYTHON) -m unittest discover -s scripts/tests -t . -v
 
 clean:
-	rm -rf build/out build/trees build/*.key
+	rm -rf build/out build/tree build/tree.key
 
 distclean:
 	rm -rf build

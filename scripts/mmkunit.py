@@ -4,7 +4,7 @@
 
 Subcommands (the Makefile calls them; see README.md):
   deps                       check / install the host packages
-  assemble VARIANT           build/trees/VARIANT: base + patches + overlay
+  assemble VARIANT           build/tree = base + VARIANT's patches + overlay
   run VARIANT [--debug]      kunit.py config/build/exec on that tree
   test                       host tests + series + pristine, one summary line
 
@@ -309,12 +309,19 @@ def variant_key(base: str, patches: List[str]) -> str:
 	return h.hexdigest()
 
 
-def tree_dir(variant: str) -> str:
-	return os.path.join(BUILD, 'trees', variant.replace(':', '-'))
+def tree_dir(_variant: str) -> str:
+	"""All variants share one worktree, build/tree.
+
+	Compiles run in build/out/<variant> with source paths relative to it
+	(../../tree/...), so every variant and every clone of the repo sends
+	ccache the same command lines: switching variants rewrites only the
+	files that differ and recompiles them from the cache.
+	"""
+	return os.path.join(BUILD, 'tree')
 
 
 def assemble(variant: str) -> str:
-	"""Make build/trees/VARIANT = base + patches + overlay; return its path."""
+	"""Make build/tree = base + the variant's patches + overlay; return its path."""
 	patches = variant_patches(variant)
 	for p in patches:
 		if not os.path.isfile(os.path.join(REPO, 'patches', p)):
