@@ -15,14 +15,20 @@ import mmkunit  # noqa: E402
 
 
 def load_qemu_config():
-	"""Import x86_64_mm.py the way kunit.py does (it is a package member)."""
-	kunit_dir = os.path.join(REPO, 'scripts', 'tests', 'fake_kunit')
+	"""Load x86_64_mm.py without kunit_tool's package; undo its PATH change."""
 	path = os.path.join(REPO, 'tools/testing/kunit/qemu_configs/x86_64_mm.py')
-	src = open(path).read().replace('from ..qemu_config import QemuArchParams',
+	with open(path) as f:
+		src = f.read()
+	src = src.replace('from ..qemu_config import QemuArchParams',
 					'QemuArchParams = lambda **kw: kw')
 	mod = type(sys)('x86_64_mm')
 	mod.__file__ = path
-	exec(compile(src, path, 'exec'), mod.__dict__)
+	saved = dict(os.environ)
+	try:
+		exec(compile(src, path, 'exec'), mod.__dict__)
+	finally:
+		os.environ.clear()
+		os.environ.update(saved)
 	return mod
 
 
@@ -149,7 +155,8 @@ class TestTreeAndSeries(unittest.TestCase):
 				f.write('obj-y += a.o\n')
 			self.assertEqual(sorted(mmkunit.apply_hooks(d)), ['mm/Kconfig', 'mm/Makefile'])
 			self.assertEqual(mmkunit.apply_hooks(d), [])
-			k = open(os.path.join(d, 'mm/Kconfig')).read()
+			with open(os.path.join(d, 'mm/Kconfig')) as f:
+				k = f.read()
 			self.assertLess(k.index('source "mm/tests/Kconfig"'), k.index('endmenu'))
 			self.assertEqual(k.count('mm/tests/Kconfig'), 1)
 
@@ -168,6 +175,19 @@ class TestDeps(unittest.TestCase):
 		m = mmkunit.missing_packages(deps, which=lambda c: None if c.startswith('qemu') else '/x',
 					     exists=lambda p: False)
 		self.assertEqual(m, ['qemu-system-x86', 'libelf-dev'])
+
+	def test_missing_qemu_without_install_names_the_command(self):
+		saved = mmkunit.missing_packages
+		os.environ['MMKUNIT_NO_INSTALL'] = '1'
+		try:
+			mmkunit.missing_packages = lambda *a, **k: ['qemu-system-x86']
+			with self.assertRaises(mmkunit.Error) as e:
+				mmkunit.cmd_deps(None)
+			self.assertIn('apt-get install -y --no-install-recommends qemu-system-x86',
+				      str(e.exception))
+		finally:
+			mmkunit.missing_packages = saved
+			del os.environ['MMKUNIT_NO_INSTALL']
 
 
 class TestAccel(unittest.TestCase):
