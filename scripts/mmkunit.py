@@ -199,11 +199,16 @@ def git(args: List[str], git_dir: str, work: Optional[str] = None, **kw):
 	return sh(['git'] + args, cwd=work, env=env, **kw)
 
 
+# Bump when the way a source is imported changes: cached bases are redone.
+IMPORT_VERSION = 2
+
+
 def base_commit() -> str:
 	"""Import the base source as one commit in build/linux.git (cached)."""
 	src, ident, user_tree = source_tree()
 	gd = os.path.join(BUILD, 'linux.git')
 	idfile = os.path.join(gd, 'mmkunit-source')
+	ident = f'{IMPORT_VERSION}:{ident}'
 	if os.path.isfile(idfile):
 		with open(idfile) as f:
 			if f.read() == ident:
@@ -217,9 +222,24 @@ def base_commit() -> str:
 	if os.path.exists(index):
 		os.unlink(index)
 	env = dict(GIT_ID, GIT_DIR=gd, GIT_WORK_TREE=src, GIT_INDEX_FILE=index)
-	# A user's tree may hold build output: honour its .gitignore there.
-	sh(['git', 'add', '-A'] + ([] if user_tree else ['-f']) + ['.'],
-	   cwd=src, env=env)
+	if user_tree and os.path.isdir(os.path.join(src, '.git')):
+		# A git tree: the files it tracks, as they are in its work tree
+		# (uncommitted changes included, build output left out).
+		files = subprocess.run(['git', '-C', src, 'ls-files', '-z'], check=True,
+				       stdout=subprocess.PIPE).stdout
+		full_env = dict(os.environ, **env)
+		subprocess.run(['git', 'add', '-f', '--pathspec-from-file=-',
+				'--pathspec-file-nul'], cwd=src, env=full_env,
+			       input=files, check=True)
+	else:
+		# A tarball or a plain directory: every file.  (Debian's
+		# tarball carries a .gitignore that ignores its whole top
+		# level, so ignore rules cannot be used here.)
+		if user_tree and (os.path.exists(os.path.join(src, '.config')) or
+				  os.path.isdir(os.path.join(src, 'include/config'))):
+			raise Error(f'KDIR={src} has been built in-tree (.config); '
+				    'run "make mrproper" there or pass a clean tree')
+		sh(['git', 'add', '-A', '-f', '.'], cwd=src, env=env)
 	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
 	commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
 		    env=env, capture=True).stdout.strip()
@@ -356,11 +376,16 @@ def assemble(variant: str) -> str:
 		r = sh(['git', 'am', '-q', '--3way', os.path.join(REPO, 'patches', p)],
 		       cwd=tree, env=env, check=False, capture=True)
 		if r.returncode != 0:
-			conflict = sh(['git', 'diff'], cwd=tree, capture=True, check=False).stdout
 			sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
-			print(r.stdout.rstrip(), file=sys.stderr)
-			print(conflict[:4000], file=sys.stderr)
-			raise Error(f'patch {i}/{len(patches)} patches/{p} does not apply to the base')
+			# Show where it does not apply: the hunks and the context
+			# git looked for, against the tree with patches 1..i-1.
+			why = sh(['git', 'apply', '--check', '--verbose',
+				  os.path.join(REPO, 'patches', p)],
+				 cwd=tree, check=False, capture=True).stdout
+			print(why.rstrip()[:4000], file=sys.stderr)
+			base_desc = 'the base' if i == 1 else f'the base + patches 1-{i - 1}'
+			raise Error(f'patch {i}/{len(patches)} patches/{p} does not apply '
+				    f'to {base_desc}')
 	for rel in overlay_files():
 		dst = os.path.join(tree, rel)
 		os.makedirs(os.path.dirname(dst), exist_ok=True)
