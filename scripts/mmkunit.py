@@ -45,7 +45,8 @@ SPLAT_RE = re.compile(
 	r'(BUG: |WARNING: |Oops|Kernel panic|kernel BUG at|'
 	r'KASAN: |UBSAN: |KFENCE: |'
 	r'possible circular locking|possible recursive locking|'
-	r'inconsistent lock state|suspicious RCU usage|lockdep |'
+	r'inconsistent lock state|suspicious RCU usage|'
+	r'bad unlock balance|held when returning to user space|'
 	r'INFO: task .* blocked for more than|'
 	r'rcu: INFO: .* stall|self-detected stall|detected stalls on CPUs|'
 	r'Call Trace:)')

@@ -94,7 +94,9 @@ class TestGuestLog(unittest.TestCase):
 
 	def test_ktap_lines_are_not_splats(self):
 		log = ['    # lazyfree_thp_clean: EXPECTATION FAILED at x.c:1\n',
-		       'ok 1 lazyfree_thp\n', '    KTAP version 1\n']
+		       'ok 1 lazyfree_thp\n', '    KTAP version 1\n',
+		       'rcu: \tRCU lockdep checking is enabled.\n',
+		       'Lock dependency validator: Copyright (c) 2006 Red Hat, Inc.\n']
 		self.assertEqual(mmkunit.scan_splats(log), [])
 
 	def test_running_when_stopped(self):
