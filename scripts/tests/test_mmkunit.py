@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
-import textwrap
+import time
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -109,6 +109,38 @@ class TestGuestLog(unittest.TestCase):
 		log = ['KTAP version 1\n', '1..1\n', '    # Subtest: first\n',
 		       '    ok 1 a\n', 'ok 1 first\n']
 		self.assertIsNone(mmkunit.running_when_stopped(log))
+
+
+def alive(pid):
+	"""True while pid runs (a zombie waiting for its reaper is dead)."""
+	deadline = time.monotonic() + 5
+	while time.monotonic() < deadline:
+		try:
+			with open(f'/proc/{pid}/stat') as f:
+				state = f.read().rsplit(')', 1)[1].split()[0]
+		except FileNotFoundError:
+			return False
+		if state in ('Z', 'X'):
+			return False
+		time.sleep(0.05)
+	return True
+
+
+class TestTimeout(unittest.TestCase):
+	def test_hung_stage_is_killed_with_its_children(self):
+		with tempfile.TemporaryDirectory() as d:
+			pidfile = os.path.join(d, 'child')
+			# A parent that waits on a child that never ends, like
+			# kunit.py waiting on a hung QEMU.
+			cmd = ['sh', '-c', f'sleep 300 & echo $! > {pidfile}; wait']
+			with open(os.path.join(d, 'log'), 'w') as log:
+				t0 = time.monotonic()
+				rc = mmkunit.run_stage(cmd, d, log, timeout=1)
+			self.assertEqual(rc, -999)
+			self.assertLess(time.monotonic() - t0, 30)
+			with open(pidfile) as f:
+				child = int(f.read())
+			self.assertFalse(alive(child), 'the hung child survived the timeout')
 
 
 class TestTreeAndSeries(unittest.TestCase):
