@@ -142,6 +142,31 @@ def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
 	return v['VERSION'], v['PATCHLEVEL']
 
 
+def tree_state(tree: str) -> str:
+	"""A cheap fingerprint of a user's tree, to know when to re-import it.
+
+	A git tree: HEAD plus its uncommitted changes.  Anything else: the
+	number of files and the newest mtime.
+	"""
+	if os.path.isdir(os.path.join(tree, '.git')):
+		head = sh(['git', '-C', tree, 'rev-parse', 'HEAD'], capture=True,
+			  check=False).stdout.strip()
+		diff = subprocess.run(['git', '-C', tree, 'diff', 'HEAD'],
+				      stdout=subprocess.PIPE, check=False).stdout
+		return head + ':' + hashlib.sha256(diff).hexdigest()[:16]
+	count, newest = 0, 0
+	for root, dirs, files in os.walk(tree):
+		dirs[:] = [d for d in dirs if d != '.git']
+		for n in files:
+			try:
+				st = os.lstat(os.path.join(root, n))
+			except OSError:
+				continue
+			count += 1
+			newest = max(newest, st.st_mtime_ns)
+	return f'{count}:{newest}'
+
+
 def source_tree() -> Tuple[str, str, bool]:
 	"""Return (path, identity, is_user_tree) of the base kernel source."""
 	kdir = os.environ.get('KDIR', '')
@@ -153,12 +178,7 @@ def source_tree() -> Tuple[str, str, bool]:
 				    '(no Makefile with VERSION/PATCHLEVEL, mm/ and tools/testing/kunit)')
 		if ver != (7, 3):
 			info(f'warning: KDIR is Linux {ver[0]}.{ver[1]}, the series is against 7.3')
-		head = ''
-		if os.path.isdir(os.path.join(kdir, '.git')):
-			r = sh(['git', '-C', kdir, 'rev-parse', 'HEAD'], capture=True, check=False)
-			head = r.stdout.strip() if r.returncode == 0 else ''
-		st = os.stat(os.path.join(kdir, 'Makefile'))
-		return kdir, f'kdir:{kdir}:{head}:{st.st_mtime_ns}', True
+		return kdir, f'kdir:{kdir}:{tree_state(kdir)}', True
 	env = {}
 	tarball = os.environ.get('LINUX_TARBALL', '')
 	if tarball:

@@ -163,6 +163,25 @@ class TestTreeAndSeries(unittest.TestCase):
 			self.assertIn('is not a kernel tree', r.stderr)
 			self.assertEqual(len(r.stderr.strip().splitlines()), 1)
 
+	def test_user_tree_fingerprint_sees_uncommitted_changes(self):
+		with tempfile.TemporaryDirectory() as d:
+			env = dict(os.environ, GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+				   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+			with open(os.path.join(d, 'f'), 'w') as f:
+				f.write('a\n')
+			for c in (['init', '-q'], ['add', 'f'], ['commit', '-qm', 'x']):
+				subprocess.run(['git', '-C', d] + c, env=env, check=True)
+			before = mmkunit.tree_state(d)
+			with open(os.path.join(d, 'f'), 'w') as f:
+				f.write('b\n')
+			self.assertNotEqual(mmkunit.tree_state(d), before)
+
+	def test_plain_tree_fingerprint_sees_a_new_file(self):
+		with tempfile.TemporaryDirectory() as d:
+			before = mmkunit.tree_state(d)
+			open(os.path.join(d, 'new'), 'w').close()
+			self.assertNotEqual(mmkunit.tree_state(d), before)
+
 	def test_series_file(self):
 		with tempfile.NamedTemporaryFile('w', delete=False) as f:
 			f.write('# head\na/1.patch\n\n  b/2.patch  # note\n')
