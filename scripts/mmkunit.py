@@ -686,7 +686,7 @@ def cmd_test(args) -> int:
 	total = {'passed': 0, 'failed': 0, 'skipped': 0}
 	stages = [('host tools', lambda: host_tests())]
 	for v in args.variants:
-		stages.append((v, lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
+		stages.append((v + ('-debug' if args.debug else ''), lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
 							  timeout=args.timeout)[0]))
 	summary = []
 	for name, fn in stages:
