@@ -6,7 +6,7 @@ Subcommands (the Makefile calls them; see README.md):
   deps                       check / install the host packages
   assemble VARIANT           build/tree = base + VARIANT's patches + overlay
   run VARIANT [--debug]      kunit.py config/build/exec on that tree
-  test                       host tests + series + pristine, one summary line
+  test                       host tests, checkpatch, series, pristine; one summary line
 
 VARIANT is "series" (all of patches/series) or "pristine" (none of it).
 """
@@ -682,9 +682,41 @@ def host_tests() -> Dict[str, int]:
 	return counts
 
 
+def checkpatch_targets() -> List[Tuple[str, List[str]]]:
+	"""(path, extra args) of every patch in the series and every suite file."""
+	out = [(os.path.join(REPO, 'patches', p), []) for p in read_series()]
+	for d in ('mm/tests', 'fs/tests'):
+		top = os.path.join(REPO, d)
+		if os.path.isdir(top):
+			for n in sorted(os.listdir(top)):
+				if n.endswith(('.c', '.h')):
+					out.append((os.path.join(top, n), ['--file']))
+	return out
+
+
+def checkpatch() -> Dict[str, int]:
+	"""scripts/checkpatch.pl --strict on the series and the suites."""
+	tree = assemble('series')
+	counts = {'passed': 0, 'failed': 0, 'skipped': 0}
+	for path, extra in checkpatch_targets():
+		cmd = ['perl', os.path.join(tree, 'scripts/checkpatch.pl'), '--strict',
+		       '--no-tree', '--terse', '--no-summary', '--show-types']
+		r = subprocess.run(cmd + extra + [path], cwd=tree, stdout=subprocess.PIPE,
+				   stderr=subprocess.STDOUT, text=True)
+		rel = os.path.relpath(path, REPO)
+		if r.returncode == 0 and not r.stdout.strip():
+			counts['passed'] += 1
+		else:
+			counts['failed'] += 1
+			info(f'checkpatch --strict: {rel}:')
+			print(r.stdout.rstrip())
+	info(f'checkpatch: {counts["passed"]} clean, {counts["failed"]} with findings')
+	return counts
+
+
 def cmd_test(args) -> int:
 	total = {'passed': 0, 'failed': 0, 'skipped': 0}
-	stages = [('host tools', lambda: host_tests())]
+	stages = [('host tools', lambda: host_tests()), ('checkpatch', checkpatch)]
 	for v in args.variants:
 		stages.append((v + ('-debug' if args.debug else ''), lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
 							  timeout=args.timeout)[0]))
