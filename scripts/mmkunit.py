@@ -51,7 +51,7 @@ SPLAT_RE = re.compile(
 	r'rcu: INFO: .* stall|self-detected stall|detected stalls on CPUs|'
 	r'Call Trace:)')
 # Lines that match SPLAT_RE but are not splats.
-SPLAT_IGNORE_RE = re.compile(r'(^\s*#|KTAP|kunit_|not ok |ok \d)')
+SPLAT_IGNORE_RE = re.compile(r'^\s*(#|KTAP version|(not )?ok \d)')
 
 
 class Error(Exception):

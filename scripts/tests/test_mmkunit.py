@@ -89,8 +89,9 @@ class TestGuestLog(unittest.TestCase):
 		       '[    2.0] WARNING: CPU: 0 PID: 1 at mm/rmap.c:10 f+0x1\n',
 		       '[    2.1] BUG: KASAN: use-after-free in foo\n',
 		       '[    2.2] WARNING: possible circular locking dependency detected\n',
-		       '[    2.3] rcu: INFO: rcu_preempt self-detected stall on CPU\n']
-		self.assertEqual(len(mmkunit.scan_splats(log)), 4)
+		       '[    2.3] rcu: INFO: rcu_preempt self-detected stall on CPU\n',
+		       'WARNING: CPU: 1 PID: 46 at lib/kunit/user_alloc.c:80 kunit_vm_mmap_free+0x1\n']
+		self.assertEqual(len(mmkunit.scan_splats(log)), 5)
 
 	def test_ktap_lines_are_not_splats(self):
 		log = ['    # lazyfree_thp_clean: EXPECTATION FAILED at x.c:1\n',
