@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import re
+import selectors
 import shlex
 import shutil
 import signal
@@ -484,10 +485,20 @@ def group_of(patch: str) -> str:
 
 
 def judge(results: Dict[str, str], applied_groups: List[str],
-	  expected_before: Dict[str, str]) -> Tuple[Dict[str, int], List[str]]:
-	"""Count results; a case whose group is not applied must not pass."""
+	  expected_before: Dict[str, str], require_listed: bool = False
+	  ) -> Tuple[Dict[str, int], List[str]]:
+	"""Count results; a case whose group is not applied must not pass.
+
+	With @require_listed, a case of expected-before that did not run at all
+	is a failure too (it was renamed or its suite was not built).
+	"""
 	counts = {'passed': 0, 'failed': 0, 'skipped': 0}
 	notes = []
+	if require_listed:
+		for pat in sorted(expected_before):
+			if not any(c == pat or c.startswith(pat + '.') for c in results):
+				counts['failed'] += 1
+				notes.append(f'{pat}: listed in patches/expected-before but did not run')
 	for case, status in sorted(results.items()):
 		grp = None
 		for pat, g in expected_before.items():
@@ -531,7 +542,6 @@ def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
 	       '--qemu_config=' + os.path.join(tree, QEMU_CONFIG)]
 	if sub in ('config', 'build', 'run'):
 		cmd += ['--kunitconfig=' + os.path.join(tree, k) for k in kunitconfigs]
-	if sub in ('config', 'build', 'run'):
 		cmd += ['--make_options', 'CC=ccache gcc']
 	if sub in ('build', 'run'):
 		cmd += [f'--jobs={jobs}']
@@ -547,7 +557,6 @@ def run_stage(cmd: List[str], tree: str, logf, timeout: Optional[float]) -> int:
 			     stderr=subprocess.STDOUT, text=True, errors='replace',
 			     start_new_session=True)
 	deadline = time.monotonic() + timeout if timeout else None
-	import selectors
 	sel = selectors.DefaultSelector()
 	sel.register(p.stdout, selectors.EVENT_READ)
 	timed_out = False
@@ -622,7 +631,8 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 				results = count_json(json.load(f))
 			except ValueError:
 				notes.append('kunit.py wrote unreadable JSON')
-	counts, judged = judge(results, groups, load_expected_before())
+	counts, judged = judge(results, groups, load_expected_before(),
+			       require_listed=not filter_glob and kunitconfigs is None)
 	notes += judged
 	stopped = running_when_stopped(lines)
 	if rc == -999 or stopped:

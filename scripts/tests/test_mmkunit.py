@@ -74,6 +74,14 @@ class TestResults(unittest.TestCase):
 		c, _ = mmkunit.judge({'s.new.p1': 'FAIL'}, [], {'s.new': 'g'})
 		self.assertEqual(c['passed'], 1)
 
+	def test_expected_before_case_that_did_not_run_fails(self):
+		c, notes = mmkunit.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'},
+					 require_listed=True)
+		self.assertEqual(c['failed'], 1)
+		self.assertIn('did not run', notes[0])
+		c, _ = mmkunit.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'})
+		self.assertEqual(c['failed'], 0)
+
 	def test_load_expected_before(self):
 		with tempfile.NamedTemporaryFile('w', delete=False) as f:
 			f.write('# comment\ns.a  grp  # why\n\nbad line here x\n')
