@@ -300,10 +300,12 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
-	if (*kind == EXTRA_PIN)
+	if (*kind == EXTRA_PIN) {
 		KUNIT_ASSERT_EQ(test, pin_user_pages_fast(ctx->addr, 1, 0, &pinned), 1);
-	else
+	} else {
 		held = get_pmd_folio(current->mm, ctx->addr);
+		KUNIT_ASSERT_NOT_NULL(test, held);
+	}
 	snapshot(ctx);
 	pageout(test, ctx);
 	expect_kept_whole(test, ctx);
