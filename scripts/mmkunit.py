@@ -594,8 +594,11 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 		configs.append(DEBUG_KUNITCONFIG)
 	logpath = os.path.join(out, 'mmkunit.log')
 	jsonpath = os.path.join(out, 'results.json')
-	if os.path.exists(jsonpath):
-		os.unlink(jsonpath)
+	guest_log = os.path.join(out, 'test.log')
+	# Results of an earlier run must never be read as this run's.
+	for stale in (jsonpath, guest_log):
+		if os.path.exists(stale):
+			os.unlink(stale)
 	patches = variant_patches(variant)
 	groups = sorted({group_of(p) for p in patches})
 	info(f'{name}: tree {os.path.relpath(tree, REPO)}, {len(patches)} patches '
@@ -618,7 +621,6 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 		rc = run_stage(kunit_cmd(tree, 'exec', out, configs, jobs, extra), tree, logf,
 			       timeout=timeout + 120)
 		t_run = time.monotonic() - t1
-	guest_log = os.path.join(out, 'test.log')
 	lines = []
 	if os.path.isfile(guest_log):
 		with open(guest_log, errors='replace') as f:
