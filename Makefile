@@ -4,7 +4,7 @@
 # See README.md.  Everything built goes under build/ (git-ignored).
 #
 #   make run          assemble 7.3 + patches/series + suites, build, run
-#   make test         host tests + suites on the series and on pristine 7.3
+#   make test         host tests, checkpatch, suites on the series and on pristine 7.3
 #   make test-debug   the same suites under KASAN, lockdep, DEBUG_VM, PROVE_RCU
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
@@ -27,7 +27,7 @@ RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 all: run
 
 help:
-	@sed -n '3,15p' Makefile
+	@sed -n '2,13p' Makefile
 
 deps:
 	@$(MMKUNIT) deps
