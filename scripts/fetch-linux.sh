@@ -45,12 +45,12 @@ if [ -z "$tarball" ]; then
 	[ -n "$uri" ] || die "no Debian mirror in /etc/apt/sources.list{,.d}: pass LINUX_TARBALL= or KDIR="
 	keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 	A="$SRC/apt"
-	mkdir -p "$A/lists/partial" "$A/cache/archives/partial"
+	mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$A/srcparts"
 	echo "Types: deb
 URIs: $uri
 Suites: trixie-backports
 Components: main
-Signed-By: $keyring" > "$A/backports.sources"
+Signed-By: $keyring" > "$A/srcparts/backports.sources"
 	opts=(-o Dir::Etc::SourceList=/dev/null
 	      -o Dir::Etc::SourceParts="$A/srcparts"
 	      -o Dir::State::Lists="$A/lists"
@@ -58,8 +58,6 @@ Signed-By: $keyring" > "$A/backports.sources"
 	      -o Dir::State::status=/var/lib/dpkg/status
 	      -o Acquire::Retries=2
 	      -o Acquire::http::Timeout=30)
-	mkdir -p "$A/srcparts"
-	cp "$A/backports.sources" "$A/srcparts/backports.sources"
 	echo "fetch-linux: apt-get update (trixie-backports from the machine's mirror)" >&2
 	if ! timeout 300 apt-get "${opts[@]}" update >"$A/update.log" 2>&1 ||
 	   grep -qE '^(Err|E):' "$A/update.log"; then

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+import unittest
 from typing import Dict, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -352,15 +353,12 @@ def variant_key(base: str, patches: List[str]) -> str:
 	return h.hexdigest()
 
 
-def tree_dir(_variant: str) -> str:
-	"""All variants share one worktree, build/tree.
-
-	Compiles run in build/out/<variant> with source paths relative to it
-	(../../tree/...), so every variant and every clone of the repo sends
-	ccache the same command lines: switching variants rewrites only the
-	files that differ and recompiles them from the cache.
-	"""
-	return os.path.join(BUILD, 'tree')
+# All variants share one worktree.  Compiles run in build/out/<variant>
+# with source paths relative to it (../../tree/...), so every variant and
+# every clone of the repo sends ccache the same command lines: switching
+# variants rewrites only the files that differ and recompiles them from the
+# cache.
+TREE = os.path.join(BUILD, 'tree')
 
 
 def assemble(variant: str) -> str:
@@ -371,7 +369,7 @@ def assemble(variant: str) -> str:
 			raise Error(f'patches/series names {p}, which does not exist')
 	base = base_commit()
 	gd = os.path.join(BUILD, 'linux.git')
-	tree = tree_dir(variant)
+	tree = TREE
 	key = variant_key(base, patches)
 	keyfile = tree + '.key'
 	if os.path.isdir(tree) and os.path.isfile(keyfile):
@@ -436,15 +434,18 @@ def count_json(node: dict) -> Dict[str, str]:
 	return out
 
 
+def strip_console_prefix(line: str) -> str:
+	"""A guest log line without its newline and printk time "[  1.23] "."""
+	return re.sub(r'^\[\s*\d+\.\d+\]\s*', '', line.rstrip('\n'))
+
+
 def scan_splats(log_lines: List[str]) -> List[str]:
 	"""Guest log lines that show a kernel splat."""
 	found = []
 	for line in log_lines:
-		text = line.rstrip('\n')
-		# kunit.py's raw log keeps the console prefix "[  1.23] "
-		body = re.sub(r'^\[\s*\d+\.\d+\]\s*', '', text)
+		body = strip_console_prefix(line)
 		if SPLAT_RE.search(body) and not SPLAT_IGNORE_RE.search(body):
-			found.append(text)
+			found.append(line.rstrip('\n'))
 	return found
 
 
@@ -452,7 +453,7 @@ def running_when_stopped(log_lines: List[str]) -> Optional[str]:
 	"""Name of the suite (and case) that had started but not finished."""
 	stack: List[str] = []
 	for line in log_lines:
-		body = re.sub(r'^\[\s*\d+\.\d+\]\s*', '', line.rstrip('\n')).strip()
+		body = strip_console_prefix(line).strip()
 		m = re.match(r'^# Subtest: (\S+)', body)
 		if m:
 			stack.append(m.group(1))
@@ -675,20 +676,17 @@ def cmd_run(args) -> int:
 
 
 def host_tests() -> Dict[str, int]:
-	r = subprocess.run([sys.executable, '-m', 'unittest', 'discover', '-s',
-			    os.path.join(REPO, 'scripts', 'tests'), '-t', REPO, '-v'],
-			   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-	sys.stdout.write(r.stdout)
-	m = re.search(r'^Ran (\d+) test', r.stdout, re.M)
-	ran = int(m.group(1)) if m else 0
-	fails = re.search(r'failures=(\d+)', r.stdout)
-	errs = re.search(r'errors=(\d+)', r.stdout)
-	skips = re.search(r'skipped=(\d+)', r.stdout)
-	failed = (int(fails.group(1)) if fails else 0) + (int(errs.group(1)) if errs else 0)
-	if r.returncode != 0 and failed == 0:
-		failed = 1
-	skipped = int(skips.group(1)) if skips else 0
-	counts = {'passed': ran - failed - skipped, 'failed': failed, 'skipped': skipped}
+	"""scripts/tests through unittest's own runner; counts from its result."""
+	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
+						    top_level_dir=REPO)
+	result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
+	failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+	skipped = len(result.skipped)
+	counts = {'passed': result.testsRun - failed - skipped, 'failed': failed,
+		  'skipped': skipped}
+	if result.testsRun == 0:
+		counts['failed'] += 1
+		info('host tools: no tests found')
 	info(f'host tools: {counts["passed"]} passed, {counts["failed"]} failed, '
 	     f'{counts["skipped"]} skipped')
 	return counts
@@ -728,7 +726,7 @@ def checkpatch() -> Dict[str, int]:
 
 def cmd_test(args) -> int:
 	total = {'passed': 0, 'failed': 0, 'skipped': 0}
-	stages = [('host tools', lambda: host_tests()), ('checkpatch', checkpatch)]
+	stages = [('host tools', host_tests), ('checkpatch', checkpatch)]
 	for v in args.variants:
 		stages.append((v + ('-debug' if args.debug else ''), lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
 							  timeout=args.timeout)[0]))
