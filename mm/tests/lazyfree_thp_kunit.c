@@ -421,8 +421,6 @@ static int lazyfree_thp_test_init(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx;
 
-	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
-		kunit_skip(test, "needs CONFIG_TRANSPARENT_HUGEPAGE");
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
