@@ -6,6 +6,7 @@
 #   make run          assemble 7.3 + patches/series + suites, build, run
 #   make test         host tests, checkpatch, suites on the series and on pristine 7.3
 #   make test-debug   the same suites under KASAN, lockdep, DEBUG_VM, PROVE_RCU
+#   make install KDIR=/path/to/linux   add the suites to your tree (uninstall: take them out)
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
@@ -22,7 +23,8 @@ export KDIR LINUX_TARBALL
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 
-.PHONY: all deps run run-debug test test-debug test-host tree clean distclean help
+.PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
+	install uninstall
 
 all: run
 
@@ -49,6 +51,10 @@ test-debug: deps
 
 test-host:
 	@$(PYTHON) -m unittest discover -s scripts/tests -t . -v
+
+install uninstall:
+	$(if $(KDIR),,$(error KDIR is required: make $@ KDIR=/path/to/your/linux-7.3))
+	@$(PYTHON) $(CURDIR)/scripts/install.py $@ "$(KDIR)"
 
 clean:
 	rm -rf build/out build/tree build/tree.key
