@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""benchreport: tables, JSON and plots from the BENCH lines of KUnit benchmark logs.
+
+  benchreport.py inboot LOG... [--json OUT] [--plots DIR]
+      Guest console logs of one kernel (one per boot, pooled).  Per bench and
+      configuration, for each variant: n, median, min, max, cv% (stddev as a
+      percentage of the mean) and the ratio of its median to the median of
+      the bench's baseline variant.
+  benchreport.py compare --base LOG... --new LOG... [--json OUT] [--plots DIR]
+      Kernel A (base) against kernel B (new), one log per boot.  One row per
+      bench, configuration and variant, LKP style:
+          base_median ±cv%   %change  *   new_median ±cv%   configuration
+      with "*" when the min-max ranges of base and new do not overlap.  A row
+      found on one side only is an error, unless its case skipped on the other
+      side (then it is listed as not compared, with the skip reason).
+  --json OUT: the rows' stats ("results"), every sample ("samples": log, line,
+      case, bench, config, variant, round, value, unit), the skipped and
+      failed cases ("cases").
+  --plots DIR: one PNG per bench (needs matplotlib; skipped with a note if absent).
+  --kunit-dir DIR (default $MMKUNIT_KUNIT_DIR, else build/tree/tools/testing/kunit):
+      where kunit_tool's kunit_parser.py is; logs are read with it.
+
+BENCH line format (the contract with the in-kernel benchmark suites)
+====================================================================
+A benchmark case prints one KTAP diagnostic line per configuration and round
+in its own output (so it lands in that case's log), e.g.
+
+    # BENCH bench=pread16 fs=tmpfs mode=own-file threads=2 variant=lockless round=3 value=12.345 unit=Mreads/s
+
+printed with kunit_log(KERN_INFO, test, KUNIT_SUBTEST_INDENT "# BENCH bench=%s "
+"... round=%d value=%llu.%03llu unit=%s", ...).  "# <case>: BENCH ..." (as
+kunit_info() prints it) is accepted too; lines of a parameterised case's
+parameters count as the case's.  After "BENCH " come space-separated
+key=value tokens; neither keys nor values contain spaces, keys contain no
+"=", each key appears at most once.
+Required keys:
+  bench    the benchmark's name: one table and one plot each
+  variant  the in-boot side of a comparison (base/lockless, off/on, ...), or
+           "-" when the only comparison is between kernels.  Within a bench,
+           the variant that appears first in the (first) log is the baseline.
+  round    an integer >= 1; in one log every configuration and variant of a
+           bench has the same set of rounds, each once
+  value    the measurement, a finite number
+  unit     its unit, the same for every line of one bench and configuration
+Every other key is the configuration (shown in order of first appearance).
+A bench with a "threads" key of several integer values is plotted as value
+against threads, one line per variant (per kernel and variant for compare),
+with a dashed linear-scaling line from that line's smallest thread count, one
+subplot per combination of the other keys; any other bench as grouped bars
+with min-max error bars.  One PNG per bench.
+
+Skipped cases are listed with their reason, failed or crashed ones too.  Exit
+status: 0 done (also when every case of a log skipped and printed no BENCH
+line), 1 a case failed or crashed (the report is still printed), 2 bad input:
+one line "benchreport: error: FILE:LINE: what is wrong" on stderr.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+from dataclasses import dataclass, asdict
+from typing import Dict, List, Optional, Tuple
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_KUNIT_DIR = os.path.join(REPO, 'build', 'tree', 'tools', 'testing', 'kunit')
+REQUIRED = ('bench', 'variant', 'round', 'value', 'unit')
+BENCH_RE = re.compile(r'^\s*#\s+(?:\S+:\s+)?BENCH\s+(.*)$')
+# kunit_parser's TestStatus names, as the report words them.
+STATUS = {'SUCCESS': 'passed', 'SKIPPED': 'skipped', 'FAILURE': 'failed',
+	  'TEST_CRASHED': 'has no result line (guest stopped?)', 'NO_TESTS': 'ran no test'}
+# Debian's python3-matplotlib, for a python3 (pyenv, venv) that does not see it.
+DEBIAN_DIST_PACKAGES = '/usr/lib/python3/dist-packages'
+
+
+class Error(Exception):
+	"""Bad input: one line on stderr, exit 2."""
+
+
+@dataclass
+class Sample:
+	log: str
+	line: int
+	case: str
+	bench: str
+	config: Dict[str, str]
+	variant: str
+	round: int
+	value: float
+	unit: str
+	side: str = ''
+
+	def ckey(self) -> Tuple:
+		return tuple(sorted(self.config.items()))
+
+
+def load_parser(kunit_dir: str):
+	"""kunit_tool's parser module and a printer that prints nothing."""
+	if not os.path.isfile(os.path.join(kunit_dir, 'kunit_parser.py')):
+		raise Error(f'kunit_parser.py not found in {kunit_dir}: give --kunit-dir or '
+			    'MMKUNIT_KUNIT_DIR (a kernel tree\'s tools/testing/kunit; '
+			    '"make tree" makes the default one)')
+	sys.path.insert(0, os.path.abspath(kunit_dir))
+	import kunit_parser
+	import kunit_printer
+	return kunit_parser, kunit_printer.null_printer
+
+
+def parse_bench(text: str, where: str) -> Tuple[str, Dict[str, str], str, int, float, str]:
+	"""(bench, config, variant, round, value, unit) of the tokens after BENCH."""
+	kv: Dict[str, str] = {}
+	for tok in text.split():
+		key, eq, val = tok.partition('=')
+		if not key or not eq or not val:
+			raise Error(f'{where}: BENCH token "{tok}" is not key=value')
+		if key in kv:
+			raise Error(f'{where}: BENCH key "{key}" given twice')
+		kv[key] = val
+	missing = [k for k in REQUIRED if k not in kv]
+	if missing:
+		raise Error(f'{where}: BENCH line without {", ".join(missing)}')
+	rnd = int(kv['round']) if re.fullmatch(r'[0-9]+', kv['round']) else 0
+	if rnd < 1:
+		raise Error(f'{where}: BENCH round "{kv["round"]}" is not an integer >= 1')
+	try:
+		value = float(kv['value'])
+	except ValueError:
+		value = math.nan
+	if not math.isfinite(value):
+		raise Error(f'{where}: BENCH value "{kv["value"]}" is not a number')
+	config = {k: v for k, v in kv.items() if k not in REQUIRED}
+	return kv['bench'], config, kv['variant'], rnd, value, kv['unit']
+
+
+def case_name(name: str) -> str:
+	"""suite.case of a test's dotted path (suite and case names have no dot)."""
+	return '.'.join(name.split('.')[:2])
+
+
+def read_log(path: str, kp, printer) -> Tuple[List[Sample], List[Tuple[str, str, str]]]:
+	"""BENCH samples of one log, and (case, status, skip reason) of its leaf cases."""
+	try:
+		with open(path, errors='replace') as f:
+			lines = f.readlines()
+	except OSError as e:
+		raise Error(f'{path}: {e.strerror}')
+	# The Test tree keeps log text only: map each KTAP line back to its line numbers.
+	numbers: Dict[str, List[int]] = {}
+	stream = kp.extract_tap_lines(lines)
+	while stream:
+		n = stream.line_number()
+		numbers.setdefault(stream.pop(), []).append(n)
+	try:
+		root = kp.parse_run_tests(lines, printer)
+	except Exception as e:  # kunit_parser's own limits, e.g. a stream ending mid-test
+		raise Error(f'{path}: kunit_parser cannot read it: {e}')
+	if root.status == kp.TestStatus.FAILURE_TO_PARSE_TESTS:
+		raise Error(f'{path}: no KTAP output (no "KTAP version" line): not a KUnit guest log')
+	samples: List[Sample] = []
+	cases: List[Tuple[str, str, str]] = []
+
+	def walk(test, name: str) -> None:
+		for text in test.log:
+			m = BENCH_RE.match(text)
+			if not m:
+				continue
+			nums = numbers.get(text)
+			line = nums.pop(0) if nums else 0
+			fields = parse_bench(m.group(1), f'{path}:{line}')
+			# kunit_parser puts a parameterised case's lines in the case's or
+			# a parameter's log: tie them to suite.case.
+			samples.append(Sample(path, line, case_name(name), *fields))
+		for sub in test.subtests:
+			# A case cut off without its result line has no name.
+			walk(sub, f'{name}.{sub.name or "?"}' if name else sub.name or '?')
+		if not test.subtests and name:
+			cases.append((name, test.status.name, test.skip_reason))
+	walk(root, '')
+	if not samples and not (cases and all(c[1] == 'SKIPPED' for c in cases)):
+		ran = ', '.join(f'{c} {STATUS.get(s, s)}' for c, s, _ in cases[:4]) + (', ...' if len(cases) > 4 else '')
+		raise Error(f'{path}: no BENCH line in the KTAP output (cases: {ran or "none"})')
+	return samples, cases
+
+
+def describe(bench: str, config: Dict[str, str], variant: str) -> str:
+	return ' '.join([f'bench={bench}'] + [f'{k}={v}' for k, v in config.items()] +
+			[f'variant={variant}'])
+
+
+def check_rounds(path: str, samples: List[Sample], bad: Dict[str, str]) -> None:
+	"""One log: no duplicate sample, every configuration of a bench has all its rounds.
+	bad: status of the cases that failed or crashed, to name in the error."""
+	seen: Dict[Tuple, int] = {}
+	rounds: Dict[str, Dict[Tuple, set]] = {}
+	first: Dict[Tuple, Sample] = {}
+	for s in samples:
+		key = (s.bench, s.ckey(), s.variant, s.round)
+		if key in seen:
+			raise Error(f'{path}:{s.line}: duplicate BENCH sample (same bench, '
+				    f'configuration, variant and round as line {seen[key]})')
+		seen[key] = s.line
+		rounds.setdefault(s.bench, {}).setdefault((s.ckey(), s.variant), set()).add(s.round)
+		first.setdefault((s.ckey(), s.variant), s)
+	for bench, per in rounds.items():
+		every = set().union(*per.values())
+		for cv, got in per.items():
+			if got != every:
+				s = first[cv]
+				missing = ', '.join(str(r) for r in sorted(every - got))
+				raise Error(f'{path}: {describe(bench, s.config, s.variant)}: round {missing} '
+					    f'missing (other configurations of {bench} have rounds '
+					    f'{", ".join(str(r) for r in sorted(every))})' +
+					    (f'; {s.case} {STATUS.get(bad[s.case], bad[s.case])}' if s.case in bad else ''))
+
+
+def check_units(samples: List[Sample]) -> None:
+	first: Dict[Tuple, Sample] = {}
+	for s in samples:
+		f = first.setdefault((s.bench, s.ckey()), s)
+		if s.unit != f.unit:
+			raise Error(f'{s.log}:{s.line}: unit "{s.unit}" differs from "{f.unit}" '
+				    f'({f.log}:{f.line}) for the same bench and configuration')
+
+
+def load_side(paths: List[str], side: str, kp, printer) -> Tuple[List[Sample], List[Dict]]:
+	samples: List[Sample] = []
+	cases: List[Dict] = []
+	for path in paths:
+		got, leafs = read_log(path, kp, printer)
+		check_rounds(path, got, {case_name(c): st for c, st, _ in leafs
+					 if st not in ('SUCCESS', 'SKIPPED')})
+		for s in got:
+			s.side = side
+		samples += got
+		cases += [{'log': path, 'case': c, 'status': st, 'reason': r} for c, st, r in leafs]
+	return samples, cases
+
+
+def group(samples: List[Sample]) -> Dict[str, Dict]:
+	"""bench -> keys, variants, configs, cells[(ckey, variant)][side] = values, in order of appearance."""
+	benches: Dict[str, Dict] = {}
+	for s in samples:
+		b = benches.setdefault(s.bench, {'keys': [], 'variants': [], 'configs': {},
+						 'cells': {}, 'cases': [], 'units': []})
+		b['keys'] += [k for k in s.config if k not in b['keys']]
+		for what, v in (('variants', s.variant), ('cases', s.case), ('units', s.unit)):
+			if v not in b[what]:
+				b[what].append(v)
+		b['configs'].setdefault(s.ckey(), s.config)
+		b['cells'].setdefault((s.ckey(), s.variant), {}).setdefault(s.side, []).append(s)
+	for b in benches.values():
+		b['configs'] = {ck: {k: c[k] for k in b['keys'] if k in c}
+				for ck, c in b['configs'].items()}
+	return benches
+
+
+def stats(cell: List[Sample]) -> Dict:
+	values = [s.value for s in cell]
+	mean = statistics.fmean(values)
+	cv = statistics.stdev(values) / abs(mean) * 100 if len(values) > 1 and mean else None
+	return {'unit': cell[0].unit, 'n': len(values), 'median': statistics.median(values),
+		'min': min(values), 'max': max(values), 'stddev_pct': cv}
+
+
+def decimals(samples: List[Sample]) -> int:
+	"""Decimals that give the largest value of a bench 4 significant digits."""
+	top = max(abs(s.value) for s in samples)
+	return max(0, 3 - math.floor(math.log10(top))) if top else 0
+
+
+def num(v: Optional[float], places: int) -> str:
+	return '-' if v is None else f'{v:.{places}f}'
+
+
+def table(rows: List[List[str]], align: str) -> str:
+	"""Rows (the first is the header) as text; align: "l" or "r" per column."""
+	widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+	return '\n'.join('  '.join(c.ljust(w) if a == 'l' else c.rjust(w)
+				   for c, w, a in zip(r, widths, align)).rstrip() for r in rows)
+
+
+def pct(v: Optional[float], fmt: str = '.1f', prefix: str = '') -> str:
+	return '-' if v is None else f'{prefix}{v:{fmt}}%'
+
+
+def report_cases(cases: List[Dict], nlogs: int) -> int:
+	"""Print skipped and failed cases; return how many failed."""
+	seen: Dict[Tuple, List[str]] = {}
+	for c in cases:
+		if c['status'] != 'SUCCESS':
+			seen.setdefault((c['status'], c['case'], c['reason']), []).append(c['log'])
+	failed = 0
+	for (status, case, reason), logs in seen.items():
+		where = ', '.join(logs) if len(logs) <= 2 else f'in {len(logs)} of {nlogs} logs'
+		if status == 'SKIPPED':
+			print(f'skipped: {case}: {reason or "no reason given"} ({where})')
+		else:
+			failed += 1
+			print(f'FAILED: {case} {STATUS.get(status, status)} ({where})')
+	return failed
+
+
+# (JSON dict, samples, cases, plot points (bench, config, label, stats), failed cases)
+Report = Tuple[Dict, List[Sample], List[Dict], List[Tuple], int]
+
+
+def inboot(args, kp, printer) -> Report:
+	"""Print one table per bench: the variants of one kernel side by side."""
+	samples, cases = load_side(args.logs, '', kp, printer)
+	check_units(samples)
+	results = []
+	for bench, b in group(samples).items():
+		base = b['variants'][0]
+		places = decimals([s for cell in b['cells'].values() for s in cell['']])
+		rows = [b['keys'] + ['variant', 'n', 'median', 'min', 'max', 'cv%', 'ratio']]
+		for ck, config in b['configs'].items():
+			ref = b['cells'].get((ck, base))
+			for variant in b['variants']:
+				if (ck, variant) not in b['cells']:
+					continue
+				st = stats(b['cells'][(ck, variant)][''])
+				ref_median = stats(ref[''])['median'] if ref else None
+				ratio = (st['median'] / ref_median
+					 if ref_median and len(b['variants']) > 1 else None)
+				results.append({'bench': bench, 'config': config, 'variant': variant,
+						'baseline': base, **st, 'ratio': ratio})
+				rows.append([config.get(k, '-') for k in b['keys']] + [
+					variant, str(st['n']), num(st['median'], places), num(st['min'], places),
+					num(st['max'], places),
+					pct(st['stddev_pct']), '-' if ratio is None else f'{ratio:.3f}'])
+		print(f'\n{bench} ({", ".join(b["units"])}; baseline variant {base}; '
+		      f'case {", ".join(b["cases"])})')
+		print(table(rows, 'l' * (len(b['keys']) + 1) + 'rrrrrr'))
+	if not samples:
+		print('no BENCH line: every benchmark case skipped')
+	failed = report_cases(cases, len(args.logs))
+	points = [(r['bench'], r['config'], r['variant'], r) for r in results]
+	out = {'mode': 'inboot', 'logs': args.logs, 'results': results}
+	return out, samples, cases, points, failed
+
+
+def compare(args, kp, printer) -> Report:
+	"""Print one LKP-style table per bench: base logs against new logs."""
+	base, base_cases = load_side(args.base, 'base', kp, printer)
+	new, new_cases = load_side(args.new, 'new', kp, printer)
+	check_units(base + new)
+	skipped = {side: {case_name(c['case']): c['reason'] for c in cases if c['status'] == 'SKIPPED'}
+		   for side, cases in (('base', base_cases), ('new', new_cases))}
+	results, not_compared, points = [], [], []
+	for bench, b in group(base + new).items():
+		rows = [['base', '±cv%', '%change', '', 'new', '±cv%', 'configuration']]
+		places = decimals([s for cell in b['cells'].values() for side in cell.values() for s in side])
+		for (ck, variant), sides in b['cells'].items():
+			config = b['configs'][ck]
+			if len(sides) < 2:
+				have = next(iter(sides))
+				other = 'new' if have == 'base' else 'base'
+				s = sides[have][0]
+				if s.case not in skipped[other]:
+					raise Error(f'{describe(bench, config, variant)}: only in the {have} '
+						    f'logs (first at {s.log}:{s.line})')
+				not_compared.append({'bench': bench, 'config': config, 'variant': variant,
+						     'missing': other, 'case': s.case,
+						     'reason': skipped[other][s.case]})
+				continue
+			st = {side: stats(sides[side]) for side in ('base', 'new')}
+			b0, n0 = st['base'], st['new']
+			change = (n0['median'] - b0['median']) / abs(b0['median']) * 100 if b0['median'] else None
+			disjoint = n0['min'] > b0['max'] or n0['max'] < b0['min']
+			results.append({'bench': bench, 'config': config, 'variant': variant, **st,
+					'change_pct': change, 'disjoint': disjoint})
+			for side in ('base', 'new'):
+				label = side if variant == '-' else f'{side} {variant}'
+				points.append((bench, config, label, st[side]))
+			rows.append([num(b0['median'], places), pct(b0['stddev_pct'], prefix='±'), pct(change, '+.1f'),
+				     '*' if disjoint else '', num(n0['median'], places), pct(n0['stddev_pct'], prefix='±'),
+				     ' '.join(f'{k}={v}' for k, v in config.items()) +
+				     ('' if variant == '-' else f' variant={variant}')])
+		if len(rows) > 1:
+			print(f'\n{bench} ({", ".join(b["units"])}; case {", ".join(b["cases"])})')
+			print(table(rows, 'rrrlrrl'))
+	if results:
+		print('\n* = the min-max ranges of base and new do not overlap')
+	for n in not_compared:
+		print(f'not compared: {describe(n["bench"], n["config"], n["variant"])}: '
+		      f'{n["case"]} skipped on {n["missing"]}: {n["reason"]}')
+	failed = report_cases(base_cases + new_cases, len(args.base) + len(args.new))
+	out = {'mode': 'compare', 'base_logs': args.base, 'new_logs': args.new,
+	       'results': results, 'not_compared': not_compared}
+	return out, base + new, base_cases + new_cases, points, failed
+
+
+def load_pyplot():
+	"""(matplotlib.pyplot with the Agg backend, None) or (None, why not)."""
+	try:
+		import matplotlib
+	except ImportError as e:
+		why = str(e)
+		if not os.path.isdir(DEBIAN_DIST_PACKAGES) or DEBIAN_DIST_PACKAGES in sys.path:
+			return None, why
+		sys.path.append(DEBIAN_DIST_PACKAGES)
+		try:
+			import matplotlib
+		except Exception as e2:  # built for another Python, broken install...
+			return None, f'{why}; with {DEBIAN_DIST_PACKAGES} too: {e2}'
+	matplotlib.use('Agg')
+	import matplotlib.pyplot as plt
+	return plt, None
+
+
+def plot_bench(plt, path: str, bench: str, points: List[Tuple]) -> None:
+	"""points: (config, label, stats); one PNG at path."""
+	unit = ', '.join(sorted({st['unit'] for _, _, st in points}))
+	threads = {c.get('threads') for c, _, _ in points}
+	if len(threads) > 1 and all(re.fullmatch(r'[1-9][0-9]*', t or '') for t in threads):
+		panels: Dict[str, Dict[str, List]] = {}
+		for c, label, st in points:
+			other = ' '.join(f'{k}={v}' for k, v in c.items() if k != 'threads')
+			panels.setdefault(other, {}).setdefault(label, []).append((int(c['threads']), st))
+		cols = min(len(panels), 2)
+		rows = -(-len(panels) // cols)
+		fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols, 4.5 * rows), squeeze=False)
+		for ax, (title, lines) in zip(axes.flat, panels.items()):
+			for i, (label, pts) in enumerate(lines.items()):
+				pts.sort(key=lambda p: p[0])
+				t = [p[0] for p in pts]
+				med = [p[1]['median'] for p in pts]
+				err = [[m - p[1]['min'] for m, p in zip(med, pts)],
+				       [p[1]['max'] - m for m, p in zip(med, pts)]]
+				ax.errorbar(t, med, yerr=err, marker='o', capsize=3, color=f'C{i}', label=label)
+				ax.plot(t, [med[0] * x / t[0] for x in t], '--', color=f'C{i}', alpha=0.5,
+					label=f'{label}: linear from {t[0]} thread{"s" if t[0] > 1 else ""}')
+			ax.set(title=title, xlabel='threads', ylabel=unit, ylim=(0, None))
+			ax.set_xticks(sorted({int(t) for t in threads}))
+			ax.grid(alpha=0.3)
+			ax.legend(fontsize='small')
+		for ax in list(axes.flat)[len(panels):]:
+			ax.set_visible(False)
+	else:
+		def name(c: Dict[str, str]) -> str:
+			return '\n'.join(f'{k}={v}' for k, v in c.items()) or bench
+		configs = list(dict.fromkeys(name(c) for c, _, _ in points))
+		labels = list(dict.fromkeys(label for _, label, _ in points))
+		width = 0.8 / len(labels)
+		fig, ax = plt.subplots(figsize=(max(6.0, 1.0 + len(configs) * (0.5 + 0.4 * len(labels))), 4.5))
+		for i, label in enumerate(labels):
+			mine = [(configs.index(name(c)), st) for c, lb, st in points if lb == label]
+			x = [j + (i - (len(labels) - 1) / 2) * width for j, _ in mine]
+			med = [st['median'] for _, st in mine]
+			err = [[m - st['min'] for m, (_, st) in zip(med, mine)],
+			       [st['max'] - m for m, (_, st) in zip(med, mine)]]
+			ax.bar(x, med, width, yerr=err, capsize=3, label=label)
+		ax.set_xticks(range(len(configs)), configs, fontsize='small')
+		ax.set(ylabel=unit)
+		ax.grid(axis='y', alpha=0.3)
+		ax.legend(fontsize='small')
+	fig.suptitle(f'{bench}: median, min-max error bars')
+	fig.tight_layout()
+	fig.savefig(path, dpi=100)
+	plt.close(fig)
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+	common = argparse.ArgumentParser(add_help=False)
+	common.add_argument('--json', metavar='OUT', help='write samples and stats as JSON')
+	common.add_argument('--plots', metavar='DIR', help='write one PNG per bench here')
+	common.add_argument('--kunit-dir', default=os.environ.get('MMKUNIT_KUNIT_DIR', DEFAULT_KUNIT_DIR),
+			    help='directory of kunit_parser.py (default: $MMKUNIT_KUNIT_DIR, '
+			    'else build/tree/tools/testing/kunit)')
+	ap = argparse.ArgumentParser(prog='benchreport', description=__doc__,
+				     formatter_class=argparse.RawDescriptionHelpFormatter)
+	sub = ap.add_subparsers(dest='cmd', required=True)
+	a = sub.add_parser('inboot', parents=[common], help='variants within one kernel')
+	a.add_argument('logs', nargs='+', metavar='LOG')
+	a.set_defaults(fn=inboot)
+	a = sub.add_parser('compare', parents=[common], help='kernel A (base) against kernel B (new)')
+	a.add_argument('--base', nargs='+', required=True, metavar='LOG')
+	a.add_argument('--new', nargs='+', required=True, metavar='LOG')
+	a.set_defaults(fn=compare)
+	args = ap.parse_args(argv)
+	try:
+		kp, printer = load_parser(args.kunit_dir)
+		out, samples, cases, points, failed = args.fn(args, kp, printer)
+		out['samples'] = [asdict(s) for s in samples]
+		out['cases'] = [c for c in cases if c['status'] != 'SUCCESS']
+		if args.json:
+			try:
+				with open(args.json, 'w') as f:
+					json.dump(out, f, indent=1)
+			except OSError as e:
+				raise Error(f'{args.json}: {e.strerror}')
+		if args.plots and points:
+			plt, why = load_pyplot()
+			if plt is None:
+				print(f'plots skipped: matplotlib cannot be imported ({why})')
+			else:
+				try:
+					os.makedirs(args.plots, exist_ok=True)
+					for bench in dict.fromkeys(p[0] for p in points):
+						path = os.path.join(args.plots, re.sub(r'[^\w.-]', '_', bench) + '.png')
+						plot_bench(plt, path, bench, [p[1:] for p in points if p[0] == bench])
+						print(f'plot: {path}')
+				except OSError as e:
+					raise Error(f'{args.plots}: {e.strerror}')
+	except Error as e:
+		print(f'benchreport: error: {e}', file=sys.stderr)
+		return 2
+	return 1 if failed else 0
+
+
+if __name__ == '__main__':
+	sys.exit(main())

@@ -1,0 +1,337 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side tests of scripts/benchreport.py on recorded guest logs.
+
+The logs in data/bench/ are guest consoles as kunit.py's test.log and QEMU's
+serial console (with "[timestamp]" prefixes) show them: boot noise, then KTAP
+with BENCH diagnostics.  inboot-series-boot1.log's bench "reclaim" has known
+numbers: map=pmd variant=off 11, 10, 15 and variant=on 20, 29, 23 (ms), whose
+medians are not their means.
+compare-A-* (base) against compare-B-*: pread16 threads=1 base 10, 11, 12, 11
+and new 15, 16, 14, 15 (ranges apart); threads=2 base 20, 22, 21, 21 and new
+21, 23, 22, 22 (ranges overlap).  Error cases run on copies of the recorded
+logs with one line changed, dropped or doubled.  Every test runs the tool as
+a command, as the Makefile does, and needs kunit_tool's kunit_parser.py
+(build/tree/tools/testing/kunit, or $MMKUNIT_KUNIT_DIR): without it the
+module fails.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, 'scripts'))
+import benchreport  # noqa: E402
+
+SCRIPT = os.path.join(REPO, 'scripts', 'benchreport.py')
+DATA = os.path.join(REPO, 'scripts', 'tests', 'data', 'bench')
+KUNIT_DIR = os.environ.get('MMKUNIT_KUNIT_DIR', benchreport.DEFAULT_KUNIT_DIR)
+BOOT1 = os.path.join(DATA, 'inboot-series-boot1.log')
+BOOT2 = os.path.join(DATA, 'inboot-series-boot2.log')
+BASE = [os.path.join(DATA, f'compare-A-boot{i}.log') for i in (1, 2)]
+NEW = [os.path.join(DATA, f'compare-B-boot{i}.log') for i in (1, 2)]
+RUNS = {}  # (command, args...) -> (JSON, stdout)
+
+
+def setUpModule():
+	if not os.path.isfile(os.path.join(KUNIT_DIR, 'kunit_parser.py')):
+		raise RuntimeError(f'kunit_parser.py not found in {KUNIT_DIR}: benchreport reads '
+				   'logs with kunit_tool\'s parser; run "make tree" or set '
+				   'MMKUNIT_KUNIT_DIR to a kernel tree\'s tools/testing/kunit')
+
+
+def run(cmd, *args, env=None):
+	full_env = dict(os.environ, **(env or {}))
+	return subprocess.run([sys.executable, SCRIPT, cmd, '--kunit-dir', KUNIT_DIR, *args],
+			      capture_output=True, text=True, env=full_env, timeout=120)
+
+
+class Base(unittest.TestCase):
+	def setUp(self):
+		self._tmp = tempfile.TemporaryDirectory()
+		self.tmp = self._tmp.name
+
+	def tearDown(self):
+		self._tmp.cleanup()
+
+	def mutate(self, path, fn):
+		"""A copy of the recorded log at path with fn(list of lines) applied."""
+		with open(path) as f:
+			lines = fn(f.read().splitlines())
+		out = os.path.join(self.tmp, 'mutated-' + os.path.basename(path))
+		with open(out, 'w') as f:
+			f.write('\n'.join(lines) + '\n')
+		return out
+
+	def json_of(self, cmd, *args):
+		"""(JSON, stdout) of a run that must succeed; recorded logs are run once."""
+		key = (cmd, *args)
+		if key not in RUNS:
+			out = os.path.join(self.tmp, 'out.json')
+			p = run(cmd, *args, '--json', out)
+			self.assertEqual(p.returncode, 0, p.stderr)
+			with open(out) as f:
+				RUNS[key] = json.load(f), p.stdout
+		return RUNS[key]
+
+	@staticmethod
+	def find(results, bench, variant, **config):
+		got = [r for r in results if r['bench'] == bench and r['variant'] == variant and
+		       all(r['config'].get(k) == v for k, v in config.items())]
+		assert len(got) == 1, (bench, variant, config, got)
+		return got[0]
+
+	def assertBadInput(self, p, pattern):
+		"""Exit 2, one line on stderr matching pattern, no traceback."""
+		self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+		self.assertNotIn('Traceback', p.stderr)
+		self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+		self.assertRegex(p.stderr, r'^benchreport: error: ' + pattern)
+
+
+class TestInboot(Base):
+	# Catches wrong stats: mean for median, population stddev, cv not relative to the mean.
+	def test_stats_on_known_numbers(self):
+		d, out = self.json_of('inboot', BOOT1)
+		off = self.find(d['results'], 'reclaim', 'off', map='pmd')
+		on = self.find(d['results'], 'reclaim', 'on', map='pmd')
+		self.assertEqual((off['n'], off['median'], off['min'], off['max']), (3, 11, 10, 15))
+		self.assertEqual((on['n'], on['median'], on['min'], on['max']), (3, 23, 20, 29))
+		self.assertAlmostEqual(off['stddev_pct'], 7 ** 0.5 / 12 * 100)  # variance 14/2, mean 12
+		self.assertAlmostEqual(on['stddev_pct'], 21 ** 0.5 / 24 * 100)  # variance 42/2, mean 24
+		self.assertRegex(out, r'\npmd +on +3 +23\.00 +20\.00 +29\.00 +19\.1% +2\.091\n')
+
+	# Catches a ratio taken against the wrong variant or inverted.
+	def test_ratio_to_baseline(self):
+		d, _ = self.json_of('inboot', BOOT1)
+		off = self.find(d['results'], 'reclaim', 'off', map='pmd')
+		on = self.find(d['results'], 'reclaim', 'on', map='pmd')
+		self.assertEqual((off['baseline'], off['ratio']), ('off', 1.0))
+		self.assertAlmostEqual(on['ratio'], 23 / 11)
+
+	# Catches a baseline chosen by name (sorted) instead of first appearance in the log.
+	def test_baseline_is_the_variant_seen_first(self):
+		swapped = self.mutate(BOOT1, lambda ls: [
+			re.sub(r'variant=(off|on) ', lambda m: 'variant=' + ('on ' if m[1] == 'off' else 'off '), x)
+			for x in ls])
+		d, _ = self.json_of('inboot', swapped)
+		off = self.find(d['results'], 'reclaim', 'off', map='pmd')
+		self.assertEqual(off['baseline'], 'on')
+		self.assertAlmostEqual(off['ratio'], 23 / 11)
+
+	# Catches a timestamped QEMU console log not read, or logs not pooled.
+	def test_logs_pooled_timestamped_console_read(self):
+		d, _ = self.json_of('inboot', BOOT1, BOOT2)
+		r = self.find(d['results'], 'pread16', 'base', mode='own-file', threads='1')
+		self.assertEqual((r['n'], r['median'], r['min'], r['max']), (6, 10.25, 10.0, 10.4))
+		self.assertEqual(len(d['samples']), 96)
+
+	# Catches BENCH lines tied to the wrong case or the wrong file line (parameterised case too).
+	def test_samples_tied_to_case_and_line(self):
+		d, _ = self.json_of('inboot', BOOT2)
+		with open(BOOT2) as f:
+			lines = f.read().splitlines()
+		for s in d['samples']:
+			text = lines[s['line'] - 1]
+			self.assertIn(f'bench={s["bench"]} ', text)
+			self.assertIn(f' round={s["round"]} value={s["value"]:.3f} ', text)
+		cases = {s['bench']: s['case'] for s in d['samples']}
+		self.assertEqual(cases, {'pread16': 'shmem_bench.shmem_bench_pread16',
+					 'batchread': 'shmem_bench.shmem_bench_batch_read',
+					 'reclaim': 'lazyfree_bench.lazyfree_bench_reclaim'})
+
+	# Catches kunit_parser's progress output (a stdout printer) mixed into the report.
+	def test_parser_prints_nothing(self):
+		p = run('inboot', BOOT1)
+		self.assertEqual(p.returncode, 0, p.stderr)
+		self.assertNotIn('=====', p.stdout)
+		self.assertNotIn('[PASSED]', p.stdout)
+		self.assertEqual(p.stderr, '')
+
+	# Catches a skipped benchmark case left out of the report.
+	def test_skipped_case_reported(self):
+		p = run('inboot', BOOT1)
+		self.assertIn('skipped: shmem_bench.shmem_bench_pread16_huge: '
+			      'shmem THP disabled (shmem_enabled=never)', p.stdout)
+
+	# Catches an all-skipped log (pristine kernel) taken for an error, or its reasons dropped.
+	def test_all_cases_skipped_is_not_an_error(self):
+		p = run('inboot', os.path.join(DATA, 'inboot-pristine-skipped.log'))
+		self.assertEqual(p.returncode, 0, p.stderr)
+		self.assertIn('every benchmark case skipped', p.stdout)
+		self.assertEqual(p.stdout.count(': series absent'), 4, p.stdout)
+
+	# Catches a failed benchmark case not reported or not in the exit status.
+	def test_failed_case_reported_exit_1(self):
+		log = self.mutate(BOOT1, lambda ls: [x.replace('    ok 3 shmem_bench_batch_read',
+							      '    not ok 3 shmem_bench_batch_read')
+						     for x in ls])
+		p = run('inboot', log)
+		self.assertEqual(p.returncode, 1, p.stderr)
+		self.assertIn('FAILED: shmem_bench.shmem_bench_batch_read', p.stdout)
+
+	# Catches JSON without the raw samples, the stats or the skipped cases.
+	def test_json_content(self):
+		d, _ = self.json_of('inboot', BOOT1)
+		self.assertEqual(d['mode'], 'inboot')
+		self.assertEqual(len(d['samples']), 48)
+		s = [x for x in d['samples'] if x['bench'] == 'reclaim' and x['config'] == {'map': 'pmd'}
+		     and x['variant'] == 'on']
+		self.assertEqual(sorted((x['round'], x['value']) for x in s), [(1, 20), (2, 29), (3, 23)])
+		self.assertEqual({x['unit'] for x in s}, {'ms'})
+		self.assertEqual(len(d['results']), 8 + 4 + 4)
+		self.assertEqual(d['cases'], [{'log': BOOT1, 'case': 'shmem_bench.shmem_bench_pread16_huge',
+					       'status': 'SKIPPED',
+					       'reason': 'shmem THP disabled (shmem_enabled=never)'}])
+
+
+class TestCompare(Base):
+	# Catches a wrong %change (sign, base) and a non-overlap mark missing or always set.
+	def test_change_and_mark(self):
+		d, out = self.json_of('compare', '--base', *BASE, '--new', *NEW)
+		one = self.find(d['results'], 'pread16', '-', threads='1')
+		two = self.find(d['results'], 'pread16', '-', threads='2')
+		self.assertEqual((one['base']['median'], one['new']['median'], one['disjoint']), (11, 15, True))
+		self.assertAlmostEqual(one['change_pct'], 400 / 11)
+		self.assertEqual((two['base']['median'], two['new']['median'], two['disjoint']), (21, 22, False))
+		self.assertAlmostEqual(two['change_pct'], 100 / 21)
+		self.assertRegex(out, r'\n11\.00 +±7\.4% +\+36\.4% +\* +15\.00 +±5\.4% +fs=tmpfs threads=1\n')
+		self.assertRegex(out, r'\n21\.00 +±3\.9% +\+4\.8% {4,}22\.00 +±3\.7% +fs=tmpfs threads=2\n')
+
+	# Catches a bench whose case skipped on one kernel turned into an error or a bogus row.
+	def test_case_skipped_on_one_side_not_compared(self):
+		d, out = self.json_of('compare', '--base', *BASE, '--new', *NEW)
+		self.assertEqual({(n['bench'], n['variant'], n['missing'], n['reason'])
+				  for n in d['not_compared']},
+				 {('batchread', 'off', 'base', 'series absent'),
+				  ('batchread', 'on', 'base', 'series absent')})
+		self.assertNotIn('batchread', {r['bench'] for r in d['results']})
+
+	# Catches a configuration present on one side only silently dropped.
+	def test_config_on_one_side_only(self):
+		new = [self.mutate(p, lambda ls: [x for x in ls if 'threads=2' not in x]) for p in NEW[:1]]
+		p = run('compare', '--base', BASE[0], '--new', *new)
+		self.assertBadInput(p, r'bench=pread16 fs=tmpfs threads=2 variant=-: only in the base logs '
+				    r'\(first at .*compare-A-boot1\.log:\d+\)$')
+
+
+class TestBadInput(Base):
+	def bad_line(self, target, old, new, log=BOOT1):
+		"""Run inboot on a copy of log whose first line containing target has old
+		replaced by new; return the result and the "path:line: " expected."""
+		with open(log) as f:
+			lineno = next(i for i, x in enumerate(f, 1) if target in x)
+		path = self.mutate(log, lambda ls: ls[:lineno - 1] + [ls[lineno - 1].replace(old, new)] +
+				   ls[lineno:])
+		return run('inboot', path), f'{re.escape(path)}:{lineno}: '
+
+	def test_mangled_bench_lines(self):
+		line = 'map=pmd variant=on round=2 value=29.000 unit=ms'
+		cases = [
+			# Catches a line without a required key taken with a default.
+			(' unit=ms', '', 'BENCH line without unit$'),
+			(' round=2', '', 'BENCH line without round$'),
+			# Catches a non-numeric value (console garbage) parsed, or crashing the tool.
+			('value=29.000', 'value=29.0x0', 'BENCH value "29.0x0" is not a number$'),
+			('value=29.000', 'value=nan', 'BENCH value "nan" is not a number$'),
+			# Catches a round that is not a positive integer.
+			('round=2', 'round=0', 'BENCH round "0" is not an integer >= 1$'),
+			('round=2', 'round=2.0', 'BENCH round "2.0" is not an integer >= 1$'),
+			# Catches a truncated or merged token.
+			('round=2', 'round=2 pmd', 'BENCH token "pmd" is not key=value$'),
+		]
+		for old, new, msg in cases:
+			with self.subTest(new=new):
+				p, where = self.bad_line(line, old, new)
+				self.assertBadInput(p, where + msg)
+
+	# Catches the same sample printed twice counted twice.
+	def test_duplicate_sample(self):
+		target = 'bench=reclaim map=pmd variant=on round=2 '
+		path = self.mutate(BOOT1, lambda ls: [y for x in ls for y in ([x, x] if target in x else [x])])
+		with open(path) as f:
+			second = [i for i, x in enumerate(f, 1) if target in x][1]
+		self.assertBadInput(run('inboot', path), re.escape(f'{path}:{second}: duplicate BENCH sample'))
+
+	# Catches a missing line (lost console output) averaged over fewer rounds unnoticed.
+	def test_missing_round(self):
+		path = self.mutate(BOOT2, lambda ls: [x for x in ls if 'mode=shared-file threads=2 '
+						     'variant=lockless round=2 ' not in x])
+		self.assertBadInput(run('inboot', path), re.escape(
+			f'{path}: bench=pread16 fs=tmpfs mode=shared-file threads=2 variant=lockless: '
+			'round 2 missing'))
+
+	# Catches a log cut off inside a case (guest stopped) reported without naming that case.
+	def test_log_cut_off_mid_case(self):
+		path = self.mutate(BOOT1, lambda ls: ls[:ls.index(next(x for x in ls if 'threads=2 '
+									  'variant=lockless round=3' in x))])
+		self.assertBadInput(run('inboot', path), re.escape(
+			f'{path}: bench=pread16 fs=tmpfs mode=own-file threads=2 variant=lockless: round 3 '
+			'missing (other configurations of pread16 have rounds 1, 2, 3); shmem_bench.? has no '
+			'result line (guest stopped?)') + '$')
+
+	# Catches two units mixed in one bench and configuration.
+	def test_units_differ(self):
+		p, where = self.bad_line('map=pte variant=on round=3 value=36.000 unit=ms',
+					 'unit=ms', 'unit=s')
+		self.assertBadInput(p, where + 'unit "s" differs from "ms"')
+
+	# Catches a log without KTAP (guest never reached kunit) taken as empty results.
+	def test_no_ktap(self):
+		path = self.mutate(BOOT1, lambda ls: ls[:[x.strip() for x in ls].index('KTAP version 1')])
+		self.assertBadInput(run('inboot', path), re.escape(path) + ': no KTAP output')
+
+	# Catches a log with cases that ran but printed no BENCH line taken as an empty report.
+	def test_no_bench_line(self):
+		path = self.mutate(BOOT2, lambda ls: [x for x in ls if 'BENCH' not in x])
+		self.assertBadInput(run('inboot', path), re.escape(path) + ': no BENCH line in the KTAP output')
+
+	# Catches a missing kunit_parser turned into a traceback.
+	def test_no_kunit_parser(self):
+		p = subprocess.run([sys.executable, SCRIPT, 'inboot', '--kunit-dir', self.tmp, BOOT1],
+				   capture_output=True, text=True)
+		self.assertBadInput(p, 'kunit_parser.py not found in ')
+
+
+class TestPlots(Base):
+	# Catches plots not written (one PNG per bench) for inboot and compare.
+	def test_plots_written(self):
+		p = run('inboot', BOOT1, BOOT2, '--plots', os.path.join(self.tmp, 'in'))
+		self.assertEqual(p.returncode, 0, p.stderr)
+		if 'plots skipped' in p.stdout:
+			self.skipTest(p.stdout.strip().splitlines()[-1])
+		p = run('compare', '--base', *BASE, '--new', *NEW, '--plots', os.path.join(self.tmp, 'cmp'))
+		self.assertEqual(p.returncode, 0, p.stderr)
+		for d, names in (('in', ['batchread.png', 'pread16.png', 'reclaim.png']),
+				 ('cmp', ['pread16.png'])):
+			self.assertEqual(sorted(os.listdir(os.path.join(self.tmp, d))), names)
+			for n in names:
+				with open(os.path.join(self.tmp, d, n), 'rb') as f:
+					data = f.read()
+				self.assertTrue(data.startswith(b'\x89PNG') and len(data) > 5000, n)
+
+	# Catches a missing matplotlib turning into a traceback or losing the tables and JSON.
+	def test_plots_skipped_without_matplotlib(self):
+		fake = os.path.join(self.tmp, 'fake')
+		os.makedirs(os.path.join(fake, 'matplotlib'))
+		with open(os.path.join(fake, 'matplotlib', '__init__.py'), 'w') as f:
+			f.write('raise ImportError("no matplotlib here")\n')
+		out = os.path.join(self.tmp, 'out.json')
+		p = run('inboot', BOOT1, '--json', out, '--plots', os.path.join(self.tmp, 'png'),
+			env={'PYTHONPATH': fake})
+		self.assertEqual(p.returncode, 0, p.stderr)
+		skipped = [x for x in p.stdout.splitlines() if 'plots skipped' in x]
+		self.assertEqual(len(skipped), 1, p.stdout)
+		self.assertTrue(skipped[0].startswith(
+			'plots skipped: matplotlib cannot be imported (no matplotlib here'), skipped)
+		self.assertIn('\nreclaim (ms;', p.stdout)
+		self.assertTrue(os.path.isfile(out))
+		self.assertFalse(os.path.exists(os.path.join(self.tmp, 'png')))
+
+
+if __name__ == '__main__':
+	unittest.main()
