@@ -10,6 +10,9 @@ After "install", stock kunit_tool works in KDIR:
   ./tools/testing/kunit/kunit.py run --kunitconfig=mm/tests \\
       --qemu_config=tools/testing/kunit/qemu_configs/x86_64_mm.py --arch=x86_64
 
+(plus one --kunitconfig= per directory of mmkunit.SUITE_KUNITCONFIGS; install
+prints the full command).
+
 What goes in is what the runner puts in its own tree: every file under
 mmkunit.OVERLAY_DIRS and the lines of mmkunit.HOOKS (both read at run time).
 Install keeps a manifest, KDIR/.mm-kunit-install (JSON: each file with its
@@ -340,11 +343,17 @@ def install(kdir: str) -> int:
 		       if counts['hooks removed'] else '')
 		    + (f'; manifest {MANIFEST} written' if wrote else ''))
 		out('run them there with:\n  ./tools/testing/kunit/kunit.py run '
-		    '--kunitconfig=mm/tests \\\n      --qemu_config='
+		    + kunitconfig_args() + ' \\\n      --qemu_config='
 		    f'{mmkunit.QEMU_CONFIG} --arch=x86_64')
 	if counts['kept']:
 		out(f'note: {counts["kept"]} edited files kept, see above')
 	return 0
+
+
+def kunitconfig_args() -> str:
+	"""--kunitconfig= of every functional suite directory."""
+	return ' '.join(f'--kunitconfig={os.path.dirname(k)}'
+			for k in mmkunit.SUITE_KUNITCONFIGS)
 
 
 def make_dirs(kdir: str, rel: str, created: List[str]) -> None:
