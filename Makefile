@@ -7,6 +7,7 @@
 #   make test         host tests, checkpatch, suites on the series and on pristine 7.3
 #   make test-debug   the same suites under KASAN, lockdep, DEBUG_VM, PROVE_RCU
 #   make install KDIR=/path/to/linux   add the suites to your tree (uninstall: take them out)
+#   make docs         build docs/ with Sphinx into build/docs
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
@@ -24,7 +25,7 @@ export KDIR LINUX_TARBALL
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
-	install uninstall
+	install uninstall docs
 
 all: run
 
@@ -55,6 +56,12 @@ test-host:
 install uninstall:
 	$(if $(KDIR),,$(error KDIR is required: make $@ KDIR=/path/to/your/linux-7.3))
 	@$(PYTHON) $(CURDIR)/scripts/install.py $@ "$(KDIR)"
+
+docs:
+	@command -v sphinx-build >/dev/null || { echo "make docs: sphinx-build not found;" \
+		"install Debian's python3-sphinx (apt-get install python3-sphinx)" >&2; exit 2; }
+	@sphinx-build -W --keep-going -b html docs build/docs
+	@echo "docs: $(CURDIR)/build/docs/index.html"
 
 clean:
 	rm -rf build/out build/tree build/tree.key
