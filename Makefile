@@ -8,11 +8,15 @@
 #   make test-debug   the same suites under KASAN, lockdep, DEBUG_VM, PROVE_RCU
 #   make install KDIR=/path/to/linux   add the suites to your tree (uninstall: take them out)
 #   make docs         build docs/ with Sphinx into build/docs
+#   make bench        the *_benchmark suites on VARIANT, in-boot comparisons
+#   make bench-compare A=before:shmem-batch B=series   two kernels alternately
+#   make series-check every prefix of patches/series: build, run, matrix
+#   make modules-run  the tristate suites as modules, loaded in the guest
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
-# filter glob), VARIANT=series|pristine|upto:N, TIMEOUT=<guest seconds>,
-# JOBS=<n>.
+# filter glob), VARIANT=series|pristine|upto:N|before:GROUP|upto:GROUP,
+# TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), FROM=/TO= (series-check).
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -23,14 +27,18 @@ JOBS    ?= 0
 export KDIR LINUX_TARBALL
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
+BOOTS   ?=
+FROM    ?=
+TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
+	bench bench-compare series-check modules-run \
 	install uninstall docs
 
 all: run
 
 help:
-	@sed -n '2,13p' Makefile
+	@sed -n '2,/^$$/p' Makefile
 
 deps:
 	@$(MMKUNIT) deps
@@ -68,3 +76,16 @@ clean:
 
 distclean:
 	rm -rf build
+
+bench: deps
+	@$(MMKUNIT) bench $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(VARIANT)
+
+bench-compare: deps
+	@test -n "$(A)" -a -n "$(B)" || { echo "make bench-compare: A=<kernel> B=<kernel> are required (e.g. A=before:shmem-batch B=series)" >&2; exit 2; }
+	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(A) $(B)
+
+series-check: deps
+	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO))
+
+modules-run: deps
+	@$(MMKUNIT) modules-run $(RUNOPTS)

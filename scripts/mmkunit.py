@@ -35,7 +35,7 @@ OVERLAY_DIRS = ['mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
 QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
 DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
 # kunitconfigs of the functional suites, relative to the tree.
-SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig']
+SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig', 'fs/tests/.kunitconfig']
 
 GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost',
 	  'GIT_COMMITTER_NAME': 'mm-kunit', 'GIT_COMMITTER_EMAIL': 'mm-kunit@localhost',
@@ -91,7 +91,12 @@ DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
 	('/usr/include/gelf.h', 'libelf-dev'),
 	('/usr/include/openssl/opensslv.h', 'libssl-dev'),
 	('/usr/share/qemu/qboot.rom', 'qemu-system-data'),
-	('/usr/share/keyrings/debian-archive-keyring.gpg', 'debian-archive-keyring')]
+	('/usr/share/keyrings/debian-archive-keyring.gpg', 'debian-archive-keyring'),
+	# benchreport.py's plots and make docs
+	('/usr/lib/python3/dist-packages/matplotlib/__init__.py', 'python3-matplotlib'),
+	('sphinx-build', 'python3-sphinx'),
+	# make modules-run: the initramfs that loads the suites as modules
+	('/bin/busybox', 'busybox-static')]
 
 
 def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:
@@ -301,7 +306,9 @@ def overlay_files() -> List[str]:
 # anchor): the line is added once, before the last anchor line (or at the
 # end when anchor is None).
 HOOKS = [('mm/Kconfig', 'source "mm/tests/Kconfig"', 'endmenu'),
-	 ('mm/Makefile', 'obj-y += tests/', None)]
+	 ('mm/Makefile', 'obj-y += tests/', None),
+	 ('fs/Kconfig', 'source "fs/tests/Kconfig"', 'endmenu'),
+	 ('fs/Makefile', 'obj-y += tests/', None)]
 
 
 def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
@@ -336,7 +343,15 @@ def variant_patches(variant: str) -> List[str]:
 	m = re.match(r'^upto:(\d+)$', variant)
 	if m:
 		return series[:int(m.group(1))]
-	raise Error(f'unknown variant {variant!r} (series, pristine, upto:N)')
+	# "before:GROUP" / "upto:GROUP" = the series without / through a group
+	m = re.match(r'^(before|upto):([a-z0-9-]+)$', variant)
+	if m:
+		idx = [i for i, p in enumerate(series) if group_of(p) == m.group(2)]
+		if not idx:
+			raise Error(f'{variant}: no patch of group {m.group(2)!r} in patches/series')
+		return series[:idx[0]] if m.group(1) == 'before' else series[:idx[-1] + 1]
+	raise Error(f'unknown variant {variant!r} (series, pristine, upto:N, '
+		    'before:GROUP, upto:GROUP)')
 
 
 def variant_key(base: str, patches: List[str]) -> str:
@@ -582,10 +597,20 @@ def run_stage(cmd: List[str], tree: str, logf, timeout: Optional[float]) -> int:
 
 def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 		timeout: int = 0, filter_glob: str = '', with_slow: bool = False,
-		kunitconfigs: Optional[List[str]] = None) -> Tuple[Dict[str, int], List[str]]:
-	"""Assemble, build and boot one variant; return counts and notes."""
-	tree = assemble(variant)
-	name = variant.replace(':', '-') + ('-debug' if debug else '')
+		kunitconfigs: Optional[List[str]] = None,
+		build: bool = True, out_name: str = '',
+		results_out: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, int], List[str]]:
+	"""Assemble, build and boot one variant; return counts and notes.
+
+	With build=False the variant's kernel, built earlier, is only booted
+	again (make bench-compare alternates kernels that way)."""
+	if build:
+		tree = assemble(variant)
+	elif os.path.isfile(os.path.join(TREE, 'tools/testing/kunit/kunit.py')):
+		tree = TREE
+	else:
+		raise Error(f'{variant}: no assembled tree to boot from')
+	name = (out_name or variant.replace(':', '-')) + ('-debug' if debug else '')
 	out = os.path.join(BUILD, 'out', name)
 	os.makedirs(out, exist_ok=True)
 	jobs = jobs or os.cpu_count() or 2
@@ -606,7 +631,7 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 	     f'({", ".join(groups) or "none"}), build {os.path.relpath(out, REPO)}')
 	with open(logpath, 'w') as logf:
 		t0 = time.monotonic()
-		for sub in ('config', 'build'):
+		for sub in ('config', 'build') if build else ():
 			rc = run_stage(kunit_cmd(tree, sub, out, configs, jobs, []), tree, logf,
 				       timeout=3600)
 			if rc != 0:
@@ -634,6 +659,8 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 				results = count_json(json.load(f))
 			except ValueError:
 				notes.append('kunit.py wrote unreadable JSON')
+	if results_out is not None:
+		results_out.update(results)
 	counts, judged = judge(results, groups, load_expected_before(),
 			       require_listed=not filter_glob and kunitconfigs is None)
 	notes += judged
@@ -677,6 +704,13 @@ def cmd_run(args) -> int:
 
 def host_tests() -> Dict[str, int]:
 	"""scripts/tests through unittest's own runner; counts from its result."""
+	# benchreport's tests read logs with kunit_tool's parser from a kernel tree
+	if 'MMKUNIT_KUNIT_DIR' not in os.environ:
+		try:
+			os.environ['MMKUNIT_KUNIT_DIR'] = os.path.join(
+				assemble('series'), 'tools/testing/kunit')
+		except Error as e:
+			info(f'host tools: no kernel tree for kunit_parser ({e})')
 	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
 						    top_level_dir=REPO)
 	result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2).run(suite)
@@ -748,6 +782,290 @@ def cmd_test(args) -> int:
 	return 1 if total['failed'] else 0
 
 
+# ------------------------------------------------------------ series-check
+
+def analyse_matrix(rows: List[dict]) -> dict:
+	"""Regressions, unbuilt prefixes and first passing patch of a matrix.
+
+	@rows: one per prefix, in order, each {'k', 'built', 'results'} with
+	results {case: PASS/FAIL/SKIP/...}.  A regression is a case that
+	passed on the previous built prefix and does not pass now (failed,
+	crashed, or did not run)."""
+	cases = sorted({c for r in rows for c in r['results']})
+	regressions, first_pass = [], {}
+	prev = None
+	for r in rows:
+		if not r['built']:
+			continue
+		for c in cases:
+			now = r['results'].get(c, 'NOT RUN')
+			if now == 'PASS' and c not in first_pass:
+				first_pass[c] = r['k']
+			if prev and prev['results'].get(c) == 'PASS' and now != 'PASS':
+				regressions.append({'case': c, 'from': prev['k'], 'to': r['k'],
+						    'status': now})
+		prev = r
+	return {'cases': cases, 'regressions': regressions, 'first_pass': first_pass,
+		'not_built': [r['k'] for r in rows if not r['built']]}
+
+
+CELL = {'PASS': 'P', 'FAIL': 'F', 'SKIP': 'S', 'NOT RUN': '-', 'CRASHED': 'C'}
+
+
+def format_matrix(rows: List[dict], an: dict) -> str:
+	"""Patches down, cases across (numbered, legend below)."""
+	cases = an['cases']
+	width = max(3, len(str(len(cases))) + 1)
+	lines = ['patch' + ' ' * 46 + ''.join(f'{i + 1:>{width}}' for i in range(len(cases)))]
+	for r in rows:
+		label = f'{r["k"]:>2} {r["patch"]}'[:48]
+		cp = r.get('checkpatch', '')
+		if not r['built']:
+			cells = ' not built'
+		else:
+			cells = ''.join(f'{CELL.get(r["results"].get(c, "NOT RUN"), "?"):>{width}}'
+					for c in cases)
+		lines.append(f'{label:<48}{cp:>3}{cells}')
+	lines.append('')
+	lines.append('P pass, F fail, S skip, - not run, C crashed; third column: '
+		     'checkpatch --strict (ok / !!)')
+	for i, c in enumerate(cases):
+		fp = an['first_pass'].get(c)
+		lines.append(f'{i + 1:>{width}} {c}  (first pass: '
+			     f'{"never" if fp is None else ("pristine" if fp == 0 else "patch " + str(fp))})')
+	for g in an['regressions']:
+		lines.append(f'REGRESSION: {g["case"]}: PASS at {g["from"]}, {g["status"]} at {g["to"]}')
+	for k in an['not_built']:
+		lines.append(f'NOT BUILT: prefix {k}')
+	return '\n'.join(lines)
+
+
+def checkpatch_one(tree: str, path: str) -> bool:
+	cmd = ['perl', os.path.join(tree, 'scripts/checkpatch.pl'), '--strict',
+	       '--no-tree', '--terse', '--no-summary', path]
+	r = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE,
+			   stderr=subprocess.STDOUT, text=True)
+	return r.returncode == 0 and not r.stdout.strip()
+
+
+def cmd_series_check(args) -> int:
+	"""Build and run every prefix of patches/series; the per-patch matrix."""
+	series = read_series()
+	lo = args.from_ if args.from_ is not None else 0
+	hi = args.to if args.to is not None else len(series)
+	if not 0 <= lo <= hi <= len(series):
+		raise Error(f'FROM={lo} TO={hi}: must be 0 <= FROM <= TO <= {len(series)}')
+	t0 = time.monotonic()
+	rows = []
+	for k in range(lo, hi + 1):
+		res: Dict[str, str] = {}
+		row = {'k': k, 'patch': series[k - 1] if k else 'pristine 7.3',
+		       'built': True, 'results': res, 'notes': []}
+		try:
+			_, row['notes'] = run_variant(f'upto:{k}', jobs=args.jobs,
+						      timeout=args.timeout,
+						      out_name='series-check', results_out=res)
+			if k:
+				row['checkpatch'] = 'ok' if checkpatch_one(
+					TREE, os.path.join(REPO, 'patches', series[k - 1])) else '!!'
+		except Error as e:
+			row['built'] = False
+			row['notes'] = [str(e)]
+		rows.append(row)
+	an = analyse_matrix(rows)
+	out = os.path.join(BUILD, 'series-check')
+	os.makedirs(out, exist_ok=True)
+	text = format_matrix(rows, an)
+	elapsed = time.monotonic() - t0
+	with open(os.path.join(out, 'matrix.txt'), 'w') as f:
+		f.write(text + '\n')
+	with open(os.path.join(out, 'matrix.json'), 'w') as f:
+		json.dump({'rows': rows, 'elapsed_s': round(elapsed), **an}, f, indent=1)
+	print(text)
+	info(f'series-check: prefixes {lo}..{hi} in {elapsed / 60:.1f} min; '
+	     f'{os.path.relpath(out, REPO)}/matrix.txt and matrix.json')
+	bad = len(an['regressions']) + len(an['not_built']) + sum(
+		1 for r in rows if r.get('checkpatch') == '!!')
+	return 1 if bad else 0
+
+
+# ------------------------------------------------------------ modules-run
+
+# Suites that use exported symbols only (tristate in their Kconfig); each is
+# (source, module name, kunit filter glob).
+MODULE_SUITES = [('mm/tests/filemap_batch_kunit.c', 'filemap_batch_kunit',
+		  'filemap_batch')]
+BUSYBOX = '/bin/busybox'
+MODULE_MARK = 'mm-kunit: insmod'
+
+
+def modules_init_script(mods: List[str]) -> str:
+	"""/init of the module initramfs: load each module, then power off."""
+	lines = ['#!/bin/busybox sh', '/bin/busybox mount -t proc proc /proc',
+		 '/bin/busybox mount -t sysfs sys /sys']
+	for m in mods:
+		lines += [f'echo "{MODULE_MARK} {m}.ko"', f'/bin/busybox insmod /{m}.ko',
+			  f'echo "{MODULE_MARK} {m}.ko returned $?"']
+	lines.append('/bin/busybox poweroff -f')
+	return '\n'.join(lines) + '\n'
+
+
+def module_ktap(console: str) -> str:
+	"""The console output after the first insmod mark: the modules' KTAP."""
+	i = console.find(MODULE_MARK)
+	return console[i:] if i >= 0 else ''
+
+
+def cmd_modules_run(args) -> int:
+	"""Build the tristate suites as modules against the series kernel, load
+	them from an initramfs in the guest and read their KTAP."""
+	if not os.path.exists(BUSYBOX):
+		raise Error(f'{BUSYBOX} missing: apt-get install busybox-static')
+	counts, _ = run_variant('series', jobs=args.jobs, timeout=args.timeout,
+				filter_glob=','.join(g for _, _, g in MODULE_SUITES))
+	out = os.path.join(BUILD, 'out', 'series')
+	work = os.path.join(BUILD, 'modules')
+	shutil.rmtree(work, ignore_errors=True)
+	src, root = os.path.join(work, 'src'), os.path.join(work, 'initramfs')
+	for d in (src, os.path.join(root, 'bin'), os.path.join(root, 'proc'),
+		  os.path.join(root, 'sys'), os.path.join(root, 'dev')):
+		os.makedirs(d)
+	with open(os.path.join(src, 'Kbuild'), 'w') as f:
+		for rel, name, _ in MODULE_SUITES:
+			shutil.copy(os.path.join(REPO, rel), os.path.join(src, name + '.c'))
+			f.write(f'obj-m += {name}.o\n')
+	env = dict(os.environ, **ccache_env())
+	r = subprocess.run(['make', '-C', TREE, f'O={out}', f'M={src}', 'ARCH=x86_64',
+			    'CC=ccache gcc', f'-j{args.jobs or os.cpu_count() or 2}', 'modules'],
+			   env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+	if r.returncode:
+		print(r.stdout[-3000:])
+		raise Error('building the suites as modules failed')
+	mods = [name for _, name, _ in MODULE_SUITES]
+	for m in mods:
+		shutil.copy(os.path.join(src, m + '.ko'), root)
+	shutil.copy(BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+	with open(os.path.join(root, 'init'), 'w') as f:
+		f.write(modules_init_script(mods))
+	os.chmod(os.path.join(root, 'init'), 0o755)
+	cpio = os.path.join(work, 'initramfs.cpio')
+	with open(cpio, 'wb') as f:
+		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
+				       check=True).stdout
+		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
+			       input=names, stdout=f, check=True)
+	accel = os.environ.get('MMKUNIT_ACCEL') or ('kvm' if os.access('/dev/kvm', os.R_OK | os.W_OK) else 'tcg')
+	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot', '-m', '3072',
+	       '-smp', '2', '-serial', 'stdio', '-bios', 'qboot.rom',
+	       '-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',
+	       '-kernel', os.path.join(out, 'arch/x86/boot/bzImage'), '-initrd', cpio,
+	       '-append', 'console=ttyS0 panic=-1 rdinit=/init kunit.filter_glob=' +
+	       ','.join(g for _, _, g in MODULE_SUITES)]
+	console = os.path.join(work, 'console.log')
+	timeout = args.timeout or 600
+	with open(console, 'w') as logf:
+		p = subprocess.Popen(cmd, stdout=logf, stderr=subprocess.STDOUT,
+				     stdin=subprocess.DEVNULL, start_new_session=True)
+		try:
+			p.wait(timeout=timeout)
+		except subprocess.TimeoutExpired:
+			os.killpg(p.pid, signal.SIGKILL)
+			p.wait()
+			raise Error(f'the module guest did not power off in {timeout}s; '
+				    f'console: {console}')
+	with open(console, errors='replace') as f:
+		text = f.read()
+	ktap = module_ktap(text)
+	if not ktap:
+		raise Error(f'no "{MODULE_MARK}" line: the initramfs did not run; console: {console}')
+	ktap_path = os.path.join(work, 'modules.ktap')
+	with open(ktap_path, 'w') as f:
+		f.write(ktap)
+	jpath = os.path.join(work, 'modules.json')
+	subprocess.run([sys.executable, os.path.join(TREE, 'tools/testing/kunit/kunit.py'),
+			'parse', '--json=' + jpath, ktap_path], cwd=TREE,
+		       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+	res = {}
+	if os.path.isfile(jpath):
+		with open(jpath) as f:
+			res = count_json(json.load(f))
+	mc = {'passed': 0, 'failed': 0, 'skipped': 0}
+	for st in res.values():
+		mc['passed' if st == 'PASS' else 'skipped' if st == 'SKIP' else 'failed'] += 1
+	for m in mods:
+		if f'{MODULE_MARK} {m}.ko returned 0' not in text:
+			mc['failed'] += 1
+			info(f'modules: insmod {m}.ko did not return 0')
+	if not res:
+		mc['failed'] += 1
+		info('modules: no KTAP results after the insmod')
+	info(f'modules: {", ".join(m + ".ko" for m in mods)} loaded in the guest: '
+	     f'{mc["passed"]} passed, {mc["failed"]} failed, {mc["skipped"]} skipped '
+	     f'(console {os.path.relpath(console, REPO)})')
+	total = {k: counts[k] + mc[k] for k in mc}
+	print(f'{total["passed"]} passed, {total["failed"]} failed, {total["skipped"]} skipped')
+	return 1 if total['failed'] else 0
+
+
+BENCH_GLOB = '*_benchmark*'
+BENCHREPORT = os.path.join(REPO, 'scripts', 'benchreport.py')
+
+
+def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
+	       jobs: int, timeout: int) -> str:
+	"""Boot @variant's kernel for the benchmark suites; keep its guest log."""
+	counts, _ = run_variant(variant, jobs=jobs, timeout=timeout or 1800,
+				filter_glob=BENCH_GLOB, with_slow=True, build=build)
+	src = os.path.join(BUILD, 'out', variant.replace(':', '-'), 'test.log')
+	if not os.path.isfile(src):
+		raise Error(f'{variant}: the guest left no log ({src})')
+	dest = os.path.join(dest_dir, label + '.log')
+	shutil.copyfile(src, dest)
+	if counts['failed']:
+		info(f'{variant}: a benchmark case failed; see {os.path.relpath(dest, REPO)}')
+	return dest
+
+
+def bench_report(args: List[str], out_dir: str) -> int:
+	env = dict(os.environ, MMKUNIT_KUNIT_DIR=os.path.join(TREE, 'tools/testing/kunit'))
+	cmd = [sys.executable, BENCHREPORT] + args + [
+		'--json', os.path.join(out_dir, 'report.json'), '--plots', out_dir]
+	rc = subprocess.run(cmd, env=env).returncode
+	info(f'bench: logs, report.json and plots in {os.path.relpath(out_dir, REPO)}')
+	return rc
+
+
+def bench_dir(label: str) -> str:
+	d = os.path.join(BUILD, 'bench', time.strftime('%Y%m%d-%H%M%S') + '-' +
+			 label.replace(':', '-'))
+	os.makedirs(d, exist_ok=True)
+	return d
+
+
+def cmd_bench(args) -> int:
+	"""The benchmark suites on one kernel, in-boot comparisons side by side."""
+	variant_patches(args.variant)		# reject a bad variant early
+	out = bench_dir(args.variant)
+	logs = [bench_boot(args.variant, out, f'{args.variant}-boot{i + 1}', i == 0,
+			   args.jobs, args.timeout) for i in range(args.boots)]
+	return bench_report(['inboot'] + logs, out)
+
+
+def cmd_bench_compare(args) -> int:
+	"""Kernels A and B booted alternately; an A/B table per benchmark."""
+	for v in (args.a, args.b):
+		variant_patches(v)
+	if args.a == args.b:
+		raise Error('A and B are the same kernel')
+	out = bench_dir(f'{args.a}-vs-{args.b}')
+	logs: Dict[str, List[str]] = {args.a: [], args.b: []}
+	for i in range(args.boots):
+		for v in (args.a, args.b):
+			logs[v].append(bench_boot(v, out, f'{v}-boot{i + 1}', i == 0,
+						  args.jobs, args.timeout))
+	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b], out)
+
+
 def main(argv: List[str]) -> int:
 	ap = argparse.ArgumentParser(prog='mmkunit', description=__doc__,
 				     formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -771,6 +1089,25 @@ def main(argv: List[str]) -> int:
 		p.add_argument('--timeout', type=int, default=0,
 			       help='guest run timeout in seconds')
 		p.set_defaults(fn=fn)
+	b = sub.add_parser('bench', help='benchmark suites on one kernel')
+	b.add_argument('variant', nargs='?', default='series')
+	b.add_argument('--boots', type=int, default=1)
+	b.set_defaults(fn=cmd_bench)
+	c = sub.add_parser('bench-compare', help='kernels A and B alternately')
+	c.add_argument('a', help='base kernel: pristine, series, upto:N, before:GROUP, upto:GROUP')
+	c.add_argument('b', help='new kernel, same forms')
+	c.add_argument('--boots', type=int, default=3, help='boots of each kernel')
+	c.set_defaults(fn=cmd_bench_compare)
+	m = sub.add_parser('series-check', help='build and run every prefix of the series')
+	m.add_argument('--from', dest='from_', type=int, default=None)
+	m.add_argument('--to', type=int, default=None)
+	m.set_defaults(fn=cmd_series_check)
+	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
+	mr.set_defaults(fn=cmd_modules_run)
+	for p in (b, c, m, mr):
+		p.add_argument('--jobs', type=int, default=0)
+		p.add_argument('--timeout', type=int, default=0,
+			       help='guest run timeout in seconds (default 1800)')
 	args = ap.parse_args(argv)
 	try:
 		return args.fn(args)

@@ -8,6 +8,7 @@ import sys
 import tempfile
 import time
 import unittest
+from unittest import mock
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'scripts'))
@@ -210,17 +211,58 @@ class TestTreeAndSeries(unittest.TestCase):
 
 	def test_hooks_idempotent_and_anchored(self):
 		with tempfile.TemporaryDirectory() as d:
-			os.makedirs(os.path.join(d, 'mm'))
-			with open(os.path.join(d, 'mm/Kconfig'), 'w') as f:
-				f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
-			with open(os.path.join(d, 'mm/Makefile'), 'w') as f:
-				f.write('obj-y += a.o\n')
-			self.assertEqual(sorted(mmkunit.apply_hooks(d)), ['mm/Kconfig', 'mm/Makefile'])
+			for sub in ('mm', 'fs'):
+				os.makedirs(os.path.join(d, sub))
+				with open(os.path.join(d, sub, 'Kconfig'), 'w') as f:
+					f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
+				with open(os.path.join(d, sub, 'Makefile'), 'w') as f:
+					f.write('obj-y += a.o\n')
+			self.assertEqual(sorted(mmkunit.apply_hooks(d)),
+					 ['fs/Kconfig', 'fs/Makefile', 'mm/Kconfig', 'mm/Makefile'])
 			self.assertEqual(mmkunit.apply_hooks(d), [])
-			with open(os.path.join(d, 'mm/Kconfig')) as f:
-				k = f.read()
-			self.assertLess(k.index('source "mm/tests/Kconfig"'), k.index('endmenu'))
-			self.assertEqual(k.count('mm/tests/Kconfig'), 1)
+			for sub in ('mm', 'fs'):
+				with open(os.path.join(d, sub, 'Kconfig')) as f:
+					k = f.read()
+				src = 'source "%s/tests/Kconfig"' % sub
+				self.assertLess(k.index(src), k.index('endmenu'))
+				self.assertEqual(k.count(src), 1)
+
+	# series-check: PASS -> not PASS between built prefixes is a regression,
+	# an unbuilt prefix is reported and skipped, first passing patch per case
+	def test_series_check_matrix(self):
+		rows = [{'k': 0, 'patch': 'pristine 7.3', 'built': True,
+			 'results': {'s.a': 'FAIL', 's.b': 'PASS', 's.c': 'PASS'}},
+			{'k': 1, 'patch': 'g/0001.patch', 'built': True,
+			 'results': {'s.a': 'PASS', 's.b': 'PASS', 's.c': 'PASS'}},
+			{'k': 2, 'patch': 'g/0002.patch', 'built': False, 'results': {}},
+			{'k': 3, 'patch': 'g/0003.patch', 'built': True,
+			 'results': {'s.a': 'PASS', 's.b': 'FAIL'}}]
+		an = mmkunit.analyse_matrix(rows)
+		self.assertEqual(an['first_pass'], {'s.a': 1, 's.b': 0, 's.c': 0})
+		self.assertEqual(an['not_built'], [2])
+		self.assertEqual([(g['case'], g['from'], g['to'], g['status'])
+				  for g in an['regressions']],
+				 [('s.b', 1, 3, 'FAIL'), ('s.c', 1, 3, 'NOT RUN')])
+		text = mmkunit.format_matrix(rows, an)
+		self.assertIn('REGRESSION: s.b: PASS at 1, FAIL at 3', text)
+		self.assertIn('not built', text)
+		# an expected-before failure that then passes is no regression
+		self.assertFalse(mmkunit.analyse_matrix(rows[:2])['regressions'])
+
+	# modules-run: /init loads every module and reports insmod's status;
+	# only the console after the first insmod mark counts as module KTAP
+	def test_modules_initramfs_and_ktap(self):
+		init = mmkunit.modules_init_script(['a_kunit', 'b_kunit'])
+		self.assertTrue(init.startswith('#!/bin/busybox sh\n'))
+		self.assertLess(init.index('insmod /a_kunit.ko'), init.index('insmod /b_kunit.ko'))
+		self.assertIn('a_kunit.ko returned $?', init)
+		self.assertTrue(init.rstrip().endswith('poweroff -f'))
+		console = ('KTAP version 1\n1..1\nok 1 builtin\n'
+			   + mmkunit.MODULE_MARK + ' a_kunit.ko\nKTAP version 1\n1..1\nok 1 a\n')
+		ktap = mmkunit.module_ktap(console)
+		self.assertTrue(ktap.startswith(mmkunit.MODULE_MARK))
+		self.assertNotIn('builtin', ktap)
+		self.assertEqual(mmkunit.module_ktap('no mark here'), '')
 
 	def test_variants(self):
 		self.assertEqual(mmkunit.variant_patches('pristine'), [])
@@ -228,6 +270,17 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertEqual(mmkunit.variant_patches('upto:1'), mmkunit.read_series()[:1])
 		with self.assertRaises(mmkunit.Error):
 			mmkunit.variant_patches('bogus')
+
+	# before:/upto:GROUP (bench-compare's A and B) cut the series at a group's edges
+	def test_group_variants(self):
+		series = ['a/0001.patch', 'b/0001.patch', 'b/0002.patch', 'c/0001.patch']
+		with mock.patch.object(mmkunit, 'read_series', return_value=series):
+			self.assertEqual(mmkunit.variant_patches('before:b'), series[:1])
+			self.assertEqual(mmkunit.variant_patches('upto:b'), series[:3])
+			self.assertEqual(mmkunit.variant_patches('before:a'), [])
+			self.assertEqual(mmkunit.variant_patches('upto:c'), series)
+			with self.assertRaises(mmkunit.Error):
+				mmkunit.variant_patches('upto:nosuch')
 
 
 class TestDeps(unittest.TestCase):

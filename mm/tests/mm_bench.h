@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Shared by the mm-kunit benchmark suites (*_benchmark.c).
+ *
+ * Each measurement is one KTAP diagnostic line in the case's output:
+ *
+ *     # BENCH bench=<name> <key>=<value>... variant=<side> round=<n> value=<x> unit=<u>
+ *
+ * The keys other than bench, variant, round, value and unit name the
+ * configuration; variant is the side of an in-boot comparison (off/on),
+ * or "-" when the comparison is between kernels (make bench-compare).
+ * scripts/benchreport.py reads these lines through kunit_tool's parser.
+ */
+#ifndef MM_TESTS_MM_BENCH_H
+#define MM_TESTS_MM_BENCH_H
+
+#include <kunit/test.h>
+#include <linux/math64.h>
+
+/* Rounds per configuration; rounds are interleaved across configurations. */
+#define BENCH_ROUNDS	5
+
+/*
+ * One BENCH line: @config is "bench=<name> <key>=<value>...", @milli the
+ * value in thousandths of @unit.
+ */
+static inline void bench_line(struct kunit *test, const char *config,
+			      const char *variant, unsigned int round,
+			      u64 milli, const char *unit)
+{
+	u32 frac;
+	u64 whole = div_u64_rem(milli, 1000, &frac);
+
+	kunit_log(KERN_INFO, test,
+		  KUNIT_SUBTEST_INDENT "# BENCH %s variant=%s round=%u value=%llu.%03u unit=%s",
+		  config, variant, round, whole, frac, unit);
+}
+
+/* Thousandths of (@count per second) over @ns nanoseconds, scaled by 1/@unit. */
+static inline u64 bench_rate_milli(u64 count, u64 ns, u64 unit)
+{
+	if (!ns)
+		ns = 1;
+	/* count * 1e12 can overflow: scale in two steps */
+	return div64_u64(div64_u64(count * 1000000ULL, unit) * 1000000ULL, ns);
+}
+
+#endif /* MM_TESTS_MM_BENCH_H */
