@@ -78,11 +78,11 @@ distclean:
 	rm -rf build
 
 bench: deps
-	@$(MMKUNIT) bench $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(VARIANT)
+	@$(MMKUNIT) bench $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(VARIANT)
 
 bench-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make bench-compare: A=<kernel> B=<kernel> are required (e.g. A=before:shmem-batch B=series)" >&2; exit 2; }
-	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(A) $(B)
+	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(A) $(B)
 
 series-check: deps
 	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO))

@@ -1012,10 +1012,10 @@ BENCHREPORT = os.path.join(REPO, 'scripts', 'benchreport.py')
 
 
 def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
-	       jobs: int, timeout: int) -> str:
+	       jobs: int, timeout: int, glob: str = '') -> str:
 	"""Boot @variant's kernel for the benchmark suites; keep its guest log."""
 	counts, _ = run_variant(variant, jobs=jobs, timeout=timeout or 1800,
-				filter_glob=BENCH_GLOB, with_slow=True, build=build)
+				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build)
 	src = os.path.join(BUILD, 'out', variant.replace(':', '-'), 'test.log')
 	if not os.path.isfile(src):
 		raise Error(f'{variant}: the guest left no log ({src})')
@@ -1047,7 +1047,7 @@ def cmd_bench(args) -> int:
 	variant_patches(args.variant)		# reject a bad variant early
 	out = bench_dir(args.variant)
 	logs = [bench_boot(args.variant, out, f'{args.variant}-boot{i + 1}', i == 0,
-			   args.jobs, args.timeout) for i in range(args.boots)]
+			   args.jobs, args.timeout, args.filter_glob) for i in range(args.boots)]
 	return bench_report(['inboot'] + logs, out)
 
 
@@ -1062,7 +1062,7 @@ def cmd_bench_compare(args) -> int:
 	for i in range(args.boots):
 		for v in (args.a, args.b):
 			logs[v].append(bench_boot(v, out, f'{v}-boot{i + 1}', i == 0,
-						  args.jobs, args.timeout))
+						  args.jobs, args.timeout, args.filter_glob))
 	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b], out)
 
 
@@ -1104,6 +1104,9 @@ def main(argv: List[str]) -> int:
 	m.set_defaults(fn=cmd_series_check)
 	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
 	mr.set_defaults(fn=cmd_modules_run)
+	for p in (b, c):
+		p.add_argument('--filter_glob', default='',
+			       help=f'kunit.py filter glob (default {BENCH_GLOB})')
 	for p in (b, c, m, mr):
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,

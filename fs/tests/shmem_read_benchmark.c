@@ -15,52 +15,24 @@
 #include <kunit/test.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
-#include <linux/fs_context.h>
 #include <linux/ktime.h>
 #include <linux/mman.h>
-#include <linux/mount.h>
 #include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
+#include "../../mm/tests/kunit_mount.h"
 #include "../../mm/tests/mm_bench.h"
 
 #define FILE_SIZE	(SZ_1M * 64)
 
 KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(kern_unmount_wrapper, kern_unmount,
-			    struct vfsmount *);
 
 enum layout { WRITTEN, FALLOCATED, HOLE, NR_LAYOUTS };
 
 static const char * const layout_name[] = { "written", "fallocated", "hole" };
 static const char * const huge_opt[] = { "never", "always" };
 static const size_t block_sizes[] = { SZ_4K, SZ_64K, SZ_1M };
-
-static struct vfsmount *tmpfs_mount(struct kunit *test, const char *huge)
-{
-	struct file_system_type *type = get_fs_type("tmpfs");
-	struct fs_context *fc;
-	struct vfsmount *mnt;
-	int ret;
-
-	KUNIT_ASSERT_NOT_NULL(test, type);
-	fc = fs_context_for_mount(type, SB_KERNMOUNT);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(fc));
-	ret = vfs_parse_fs_string(fc, "source", "tmpfs");
-	if (!ret)
-		ret = vfs_parse_fs_string(fc, "huge", huge);
-	if (ret) {
-		put_fs_context(fc);
-		KUNIT_FAIL_AND_ABORT(test, "tmpfs huge=%s: %d", huge, ret);
-	}
-	mnt = fc_mount_longterm(fc);
-	put_fs_context(fc);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(mnt));
-	ret = kunit_add_action_or_reset(test, kern_unmount_wrapper, mnt);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	return mnt;
-}
 
 static struct file *make_file(struct kunit *test, struct vfsmount *mnt,
 			      enum layout layout, u8 *chunk)
@@ -123,7 +95,7 @@ static void shmem_seq_read_throughput(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ubuf));
 
 	for (h = 0; h < ARRAY_SIZE(huge_opt); h++) {
-		struct vfsmount *mnt = tmpfs_mount(test, huge_opt[h]);
+		struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", huge_opt[h]);
 
 		for (l = 0; l < NR_LAYOUTS; l++)
 			files[h][l] = make_file(test, mnt, l, chunk);

@@ -21,10 +21,8 @@
 #include <linux/falloc.h>
 #include <linux/folio_batch.h>
 #include <linux/fs.h>
-#include <linux/fs_context.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
-#include <linux/mount.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
@@ -32,6 +30,7 @@
 #include <linux/wait.h>
 
 #include "../../mm/internal.h"
+#include "../../mm/tests/kunit_mount.h"
 
 #define SZ_PAGE		PAGE_SIZE
 #define PMD_BYTES	(SZ_1M * 2)
@@ -40,8 +39,6 @@
 #define UBUF_USABLE	(UBUF_LEN - SZ_64K)
 
 KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(kern_unmount_wrapper, kern_unmount,
-			    struct vfsmount *);
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
 
 /* Run @action(@arg) when the case ends; abort the case if that fails. */
@@ -66,37 +63,11 @@ static u8 pattern(loff_t off, u8 seed)
 	return (x >> 16) | 1;
 }
 
-static struct vfsmount *tmpfs_mount(struct kunit *test, const char *huge)
-{
-	struct file_system_type *type;
-	struct fs_context *fc;
-	struct vfsmount *mnt;
-	int ret;
-
-	type = get_fs_type("tmpfs");
-	KUNIT_ASSERT_NOT_NULL(test, type);
-	fc = fs_context_for_mount(type, SB_KERNMOUNT);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(fc));
-	ret = vfs_parse_fs_string(fc, "source", "tmpfs");
-	if (!ret)
-		ret = vfs_parse_fs_string(fc, "huge", huge);
-	if (ret) {
-		put_fs_context(fc);
-		KUNIT_FAIL_AND_ABORT(test, "tmpfs huge=%s: %d", huge, ret);
-	}
-	mnt = fc_mount_longterm(fc);
-	put_fs_context(fc);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "mount tmpfs huge=%s: %ld",
-			       huge, PTR_ERR(mnt));
-	defer(test, kern_unmount_wrapper, mnt);
-	return mnt;
-}
-
 /* A file of @size (all hole) on a private tmpfs mounted with huge=@huge. */
 static struct sfile *sfile_create(struct kunit *test, const char *huge,
 				  loff_t size)
 {
-	struct vfsmount *mnt = tmpfs_mount(test, huge);
+	struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", huge);
 	struct sfile *sf = kunit_kzalloc(test, sizeof(*sf), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, sf);

@@ -22,22 +22,19 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
-#include <linux/fs_context.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
-#include <linux/mount.h>
 #include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 
+#include "kunit_mount.h"
 #include "mm_bench.h"
 
 #define RUN_NS		(200 * NSEC_PER_MSEC)
 #define MAX_THREADS	64
 
 KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(kern_unmount_wrapper, kern_unmount,
-			    struct vfsmount *);
 
 enum mode { OWN_FILE, SHARED_FILE, OWN_PAGE, NR_MODES };
 static const char * const mode_name[] = { "own-file", "shared-file",
@@ -94,29 +91,10 @@ out:
 	return 0;
 }
 
-static struct vfsmount *mount_fs(struct kunit *test, const char *name)
-{
-	struct file_system_type *type = get_fs_type(name);
-	struct fs_context *fc;
-	struct vfsmount *mnt;
-	int ret;
-
-	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "no %s", name);
-	fc = fs_context_for_mount(type, SB_KERNMOUNT);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(fc));
-	mnt = fc_mount_longterm(fc);
-	put_fs_context(fc);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "mount %s: %ld", name,
-			       PTR_ERR(mnt));
-	ret = kunit_add_action_or_reset(test, kern_unmount_wrapper, mnt);
-	KUNIT_ASSERT_EQ(test, ret, 0);
-	return mnt;
-}
-
 /* A file of MAX_THREADS pages, written, on @fs. */
 static struct file *make_file(struct kunit *test, enum fs fs)
 {
-	struct vfsmount *mnt = mount_fs(test, fs_name[fs]);
+	struct vfsmount *mnt = kunit_kern_mount(test, fs_name[fs], NULL);
 	const size_t size = MAX_THREADS * PAGE_SIZE;
 	struct file *file;
 	loff_t pos = 0;

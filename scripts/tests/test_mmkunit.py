@@ -264,6 +264,23 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertNotIn('builtin', ktap)
 		self.assertEqual(mmkunit.module_ktap('no mark here'), '')
 
+	# the stock-kunit.py configs stay in step with the suites' kunitconfigs:
+	# mm_suites.config is their union, mm_debug.config contains it
+	def test_kunitconfigs_in_step(self):
+		def syms(rel):
+			with open(os.path.join(REPO, rel)) as f:
+				return {l.strip() for l in f if l.startswith('CONFIG_')}
+		union = set()
+		for rel in mmkunit.SUITE_KUNITCONFIGS:
+			union |= syms(rel)
+		cfg = 'tools/testing/kunit/configs/'
+		self.assertEqual(syms(cfg + 'mm_suites.config'), union)
+		self.assertLessEqual(union, syms(cfg + 'mm_debug.config'))
+		self.assertIn('CONFIG_KASAN=y', syms(cfg + 'mm_debug.config'))
+		bench = {l for l in union if l.endswith('_BENCHMARK=y')}
+		self.assertTrue(bench)
+		self.assertLessEqual(bench, syms(cfg + 'mm_bench.config'))
+
 	def test_variants(self):
 		self.assertEqual(mmkunit.variant_patches('pristine'), [])
 		self.assertEqual(mmkunit.variant_patches('series'), mmkunit.read_series())
