@@ -256,7 +256,7 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertTrue(init.startswith('#!/bin/busybox sh\n'))
 		self.assertLess(init.index('insmod /a_kunit.ko'), init.index('insmod /b_kunit.ko'))
 		self.assertIn('a_kunit.ko returned $?', init)
-		self.assertTrue(init.rstrip().endswith('poweroff -f'))
+		self.assertTrue(init.rstrip().endswith('reboot -f'))
 		console = ('KTAP version 1\n1..1\nok 1 builtin\n'
 			   + mmkunit.MODULE_MARK + ' a_kunit.ko\nKTAP version 1\n1..1\nok 1 a\n')
 		ktap = mmkunit.module_ktap(console)
