@@ -24,7 +24,7 @@
 
 #include "mm_bench.h"
 
-#define SIZE_MIB	256
+#define SIZE_MIB	1024
 #define SIZE_BYTES	((unsigned long)SIZE_MIB * SZ_1M)
 
 enum state { CLEAN, REDIRTIED, NR_STATES };
