@@ -16,7 +16,8 @@
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
 # filter glob), VARIANT=series|pristine|upto:N|before:GROUP|upto:GROUP,
-# TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), FROM=/TO= (series-check).
+# TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
+# (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check).
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -82,7 +83,7 @@ bench: deps
 
 bench-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make bench-compare: A=<kernel> B=<kernel> are required (e.g. A=before:shmem-batch B=series)" >&2; exit 2; }
-	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(A) $(B)
+	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(REF),--ref='$(REF)') $(A) $(B)
 
 series-check: deps
 	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO))

@@ -63,7 +63,7 @@ import os
 import re
 import statistics
 import sys
-from dataclasses import dataclass, asdict
+from dataclasses import dataclass, asdict, replace
 from typing import Dict, List, Optional, Tuple
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -343,10 +343,37 @@ def inboot(args, kp, printer) -> Report:
 	return out, samples, cases, points, failed
 
 
+def normalize(samples: List[Sample], ref: str) -> List[Sample]:
+	"""Divide each sample of the --ref bench by the median of the --ref
+	configuration in the same log (boot), so that the level one boot sets
+	for all its numbers drops out; the result is a ratio ("x ref")."""
+	want = dict(t.split('=', 1) for t in ref.split() if '=' in t)
+	bench = want.pop('bench', '')
+	if not bench or len(want) != len(ref.split()) - 1:
+		raise Error(f'--ref {ref!r}: give bench=<name> and key=value for every key of a configuration')
+	refs: Dict[str, List[float]] = {}
+	for s in samples:
+		if s.bench == bench and s.config == want:
+			refs.setdefault(s.log, []).append(s.value)
+	out = []
+	for s in samples:
+		if s.bench != bench:
+			out.append(s)
+			continue
+		if s.log not in refs:
+			raise Error(f'{s.log}: no sample of --ref {ref}')
+		out.append(replace(s, value=s.value / statistics.median(refs[s.log]), unit='x ref'))
+	return out
+
+
 def compare(args, kp, printer) -> Report:
 	"""Print one LKP-style table per bench: base logs against new logs."""
 	base, base_cases = load_side(args.base, 'base', kp, printer)
 	new, new_cases = load_side(args.new, 'new', kp, printer)
+	if args.ref:
+		base, new = normalize(base, args.ref), normalize(new, args.ref)
+		print(f'values of bench {args.ref.split()[0].split("=", 1)[1]} are ratios to the median of '
+		      f'"{args.ref}" in the same boot')
 	check_units(base + new)
 	skipped = {side: {case_name(c['case']): c['reason'] for c in cases if c['status'] == 'SKIPPED'}
 		   for side, cases in (('base', base_cases), ('new', new_cases))}
@@ -480,6 +507,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 	a = sub.add_parser('compare', parents=[common], help='kernel A (base) against kernel B (new)')
 	a.add_argument('--base', nargs='+', required=True, metavar='LOG')
 	a.add_argument('--new', nargs='+', required=True, metavar='LOG')
+	a.add_argument('--ref', metavar='CONFIG', default='',
+		       help='"bench=<name> key=value ...": divide that bench\'s samples by '
+		       'the median of this configuration in the same boot (one the '
+		       'compared change does not touch), to cancel boot-to-boot level shifts')
 	a.set_defaults(fn=compare)
 	args = ap.parse_args(argv)
 	try:

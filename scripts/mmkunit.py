@@ -1065,7 +1065,9 @@ def cmd_bench_compare(args) -> int:
 		for v in (args.a, args.b):
 			logs[v].append(bench_boot(v, out, f'{v}-boot{i + 1}', i == 0,
 						  args.jobs, args.timeout, args.filter_glob))
-	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b], out)
+	ref = ['--ref', args.ref] if args.ref else []
+	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b] + ref,
+			    out)
 
 
 def main(argv: List[str]) -> int:
@@ -1099,6 +1101,8 @@ def main(argv: List[str]) -> int:
 	c.add_argument('a', help='base kernel: pristine, series, upto:N, before:GROUP, upto:GROUP')
 	c.add_argument('b', help='new kernel, same forms')
 	c.add_argument('--boots', type=int, default=3, help='boots of each kernel')
+	c.add_argument('--ref', default='', help="benchreport's --ref: a configuration the change "
+		       'does not touch, as the in-boot reference')
 	c.set_defaults(fn=cmd_bench_compare)
 	m = sub.add_parser('series-check', help='build and run every prefix of the series')
 	m.add_argument('--from', dest='from_', type=int, default=None)

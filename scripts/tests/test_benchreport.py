@@ -203,6 +203,20 @@ class TestCompare(Base):
 		self.assertRegex(out, r'\n21\.00 +±3\.9% +\+4\.8% {4,}22\.00 +±3\.7% +fs=tmpfs threads=2\n')
 
 	# Catches a bench whose case skipped on one kernel turned into an error or a bogus row.
+	# Catches --ref not dividing by the same boot's median of the reference
+	# configuration (threads=2 over threads=1, per log: base 1.866, new 1.501)
+	def test_compare_ref_normalizes_per_boot(self):
+		d, out = self.json_of('compare', '--base', *BASE, '--new', *NEW,
+				      '--ref', 'bench=pread16 fs=tmpfs threads=1')
+		rows = {r['config']['threads']: r for r in d['results']}
+		self.assertAlmostEqual(rows['2']['base']['median'], (20 / 10.5 + 21 / 11.5) / 2, places=3)
+		self.assertAlmostEqual(rows['2']['new']['median'], (23 / 15.5 + 22 / 14.5) / 2, places=3)
+		self.assertEqual(rows['2']['base']['unit'], 'x ref')
+		self.assertIn('ratios to the median', out)
+		p = run('compare', '--base', *BASE, '--new', *NEW, '--ref', 'bench=pread16 threads=9')
+		self.assertEqual(p.returncode, 2)
+		self.assertIn('no sample of --ref', p.stderr)
+
 	def test_case_skipped_on_one_side_not_compared(self):
 		d, out = self.json_of('compare', '--base', *BASE, '--new', *NEW)
 		self.assertEqual({(n['bench'], n['variant'], n['missing'], n['reason'])
