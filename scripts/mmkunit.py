@@ -738,22 +738,29 @@ def checkpatch_targets() -> List[Tuple[str, List[str]]]:
 	return out
 
 
+def checkpatch_findings(tree: str, path: str, extra: Optional[List[str]] = None) -> str:
+	"""scripts/checkpatch.pl --strict on one patch (or, with --file, one
+	source file); '' when it is clean."""
+	cmd = ['perl', os.path.join(tree, 'scripts/checkpatch.pl'), '--strict',
+	       '--no-tree', '--terse', '--no-summary', '--show-types']
+	r = subprocess.run(cmd + (extra or []) + [path], cwd=tree, stdout=subprocess.PIPE,
+			   stderr=subprocess.STDOUT, text=True)
+	out = r.stdout.strip()
+	return out or ('' if r.returncode == 0 else f'checkpatch exited {r.returncode}')
+
+
 def checkpatch() -> Dict[str, int]:
 	"""scripts/checkpatch.pl --strict on the series and the suites."""
 	tree = assemble('series')
 	counts = {'passed': 0, 'failed': 0, 'skipped': 0}
 	for path, extra in checkpatch_targets():
-		cmd = ['perl', os.path.join(tree, 'scripts/checkpatch.pl'), '--strict',
-		       '--no-tree', '--terse', '--no-summary', '--show-types']
-		r = subprocess.run(cmd + extra + [path], cwd=tree, stdout=subprocess.PIPE,
-				   stderr=subprocess.STDOUT, text=True)
-		rel = os.path.relpath(path, REPO)
-		if r.returncode == 0 and not r.stdout.strip():
+		found = checkpatch_findings(tree, path, extra)
+		if not found:
 			counts['passed'] += 1
 		else:
 			counts['failed'] += 1
-			info(f'checkpatch --strict: {rel}:')
-			print(r.stdout.rstrip())
+			info(f'checkpatch --strict: {os.path.relpath(path, REPO)}:')
+			print(found)
 	info(f'checkpatch: {counts["passed"]} clean, {counts["failed"]} with findings')
 	return counts
 
@@ -840,14 +847,6 @@ def format_matrix(rows: List[dict], an: dict) -> str:
 	return '\n'.join(lines)
 
 
-def checkpatch_one(tree: str, path: str) -> bool:
-	cmd = ['perl', os.path.join(tree, 'scripts/checkpatch.pl'), '--strict',
-	       '--no-tree', '--terse', '--no-summary', path]
-	r = subprocess.run(cmd, cwd=tree, stdout=subprocess.PIPE,
-			   stderr=subprocess.STDOUT, text=True)
-	return r.returncode == 0 and not r.stdout.strip()
-
-
 def cmd_series_check(args) -> int:
 	"""Build and run every prefix of patches/series; the per-patch matrix."""
 	series = read_series()
@@ -866,8 +865,8 @@ def cmd_series_check(args) -> int:
 						      timeout=args.timeout,
 						      out_name='series-check', results_out=res)
 			if k:
-				row['checkpatch'] = 'ok' if checkpatch_one(
-					TREE, os.path.join(REPO, 'patches', series[k - 1])) else '!!'
+				row['checkpatch'] = '!!' if checkpatch_findings(
+					TREE, os.path.join(REPO, 'patches', series[k - 1])) else 'ok'
 		except Error as e:
 			row['built'] = False
 			row['notes'] = [str(e)]
@@ -887,6 +886,25 @@ def cmd_series_check(args) -> int:
 	bad = len(an['regressions']) + len(an['not_built']) + sum(
 		1 for r in rows if r.get('checkpatch') == '!!')
 	return 1 if bad else 0
+
+
+def load_qemu_config():
+	"""Load x86_64_mm.py (the repo's QEMU config) outside kunit_tool's
+	package, for its accelerator choice; undo the PATH change it makes."""
+	path = os.path.join(REPO, QEMU_CONFIG)
+	with open(path) as f:
+		src = f.read()
+	src = src.replace('from ..qemu_config import QemuArchParams',
+			  'QemuArchParams = lambda **kw: kw')
+	mod = type(sys)('x86_64_mm')
+	mod.__file__ = path
+	saved = dict(os.environ)
+	try:
+		exec(compile(src, path, 'exec'), mod.__dict__)
+	finally:
+		os.environ.clear()
+		os.environ.update(saved)
+	return mod
 
 
 # ------------------------------------------------------------ modules-run
@@ -956,7 +974,8 @@ def cmd_modules_run(args) -> int:
 				       check=True).stdout
 		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
 			       input=names, stdout=f, check=True)
-	accel = os.environ.get('MMKUNIT_ACCEL') or ('kvm' if os.access('/dev/kvm', os.R_OK | os.W_OK) else 'tcg')
+	# the QEMU config's choice: KVM only where it can run guests
+	accel = load_qemu_config().choose_accel()
 	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot', '-m', '3072',
 	       '-smp', '2', '-serial', 'stdio', '-bios', 'qboot.rom',
 	       '-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',

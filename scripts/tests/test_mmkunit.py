@@ -15,22 +15,7 @@ sys.path.insert(0, os.path.join(REPO, 'scripts'))
 import mmkunit  # noqa: E402
 
 
-def load_qemu_config():
-	"""Load x86_64_mm.py without kunit_tool's package; undo its PATH change."""
-	path = os.path.join(REPO, 'tools/testing/kunit/qemu_configs/x86_64_mm.py')
-	with open(path) as f:
-		src = f.read()
-	src = src.replace('from ..qemu_config import QemuArchParams',
-					'QemuArchParams = lambda **kw: kw')
-	mod = type(sys)('x86_64_mm')
-	mod.__file__ = path
-	saved = dict(os.environ)
-	try:
-		exec(compile(src, path, 'exec'), mod.__dict__)
-	finally:
-		os.environ.clear()
-		os.environ.update(saved)
-	return mod
+load_qemu_config = mmkunit.load_qemu_config
 
 
 class TestResults(unittest.TestCase):
