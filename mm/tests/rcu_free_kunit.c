@@ -433,7 +433,7 @@ static struct page **dma_pages(struct kunit *test)
 	struct page **pages;
 
 	if (!IS_ENABLED(CONFIG_ZONE_DMA))
-		kunit_skip(test, "needs ZONE_DMA: a zone the case can fill without starving the kernel");
+		kunit_skip(test, "needs ZONE_DMA: a zone it can fill without starving the rest");
 	pages = kunit_kcalloc(test, DMA_MAX_PAGES, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
 #ifdef rcu_free_memory_short
@@ -561,7 +561,7 @@ static void rcu_free_memory_offline(struct kunit *test)
 		if (zone_idx(zone) == ZONE_MOVABLE)
 			break;
 	if (!IS_ENABLED(CONFIG_MEMORY_HOTREMOVE) || !zone)
-		kunit_skip(test, "no ZONE_MOVABLE memory in this guest to offline (boot with movablecore=)");
+		kunit_skip(test, "no ZONE_MOVABLE in this guest (movablecore=) to offline");
 	kunit_skip(test, "offlining a movable block is not written yet");
 }
 
