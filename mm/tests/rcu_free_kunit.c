@@ -35,6 +35,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/splice.h>
+#include <linux/swap.h>
 #include <linux/vmstat.h>
 
 #include "../internal.h"
@@ -676,6 +677,19 @@ static void rcu_free_splice_move_copies(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, create_pipe_files(pipes, 0), 0);
 	pipe = get_pipe_info(pipes[1], false);
+
+	/*
+	 * Make the folio one that stealing used to take: clean, as after
+	 * writeback (ramfs keeps its folios dirty, and a dirty folio cannot
+	 * leave the cache), and without the extra reference of a per-CPU
+	 * LRU batch.
+	 */
+	cached = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cached));
+	folio_clear_dirty_for_io(cached);
+	folio_unlock(cached);
+	folio_put(cached);
+	lru_add_drain_all();
 
 	pos = 0;
 	pipe_lock(pipe);
