@@ -553,19 +553,6 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
 #endif
 }
 
-/* Memory offline of a block with waiting pages: only with ZONE_MOVABLE */
-static void rcu_free_memory_offline(struct kunit *test)
-{
-	struct zone *zone;
-
-	for_each_populated_zone(zone)
-		if (zone_idx(zone) == ZONE_MOVABLE)
-			break;
-	if (!IS_ENABLED(CONFIG_MEMORY_HOTREMOVE) || !zone)
-		kunit_skip(test, "no ZONE_MOVABLE in this guest (movablecore=) to offline");
-	kunit_skip(test, "offlining a movable block is not written yet");
-}
-
 /*
  * With a page of its zone waiting for a grace period, held back, sync
  * compaction frees the waiting pages; async compaction leaves them.
@@ -728,7 +715,6 @@ static struct kunit_case rcu_free_test_cases[] = {
 	KUNIT_CASE(rcu_free_drain_before_oom),
 	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
 	KUNIT_CASE(rcu_free_alloc_contig_range),
-	KUNIT_CASE(rcu_free_memory_offline),
 	KUNIT_CASE(rcu_free_compaction_sync_frees),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
 	KUNIT_CASE(rcu_free_memory_failure),
@@ -767,7 +753,6 @@ static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_drain_before_oom),
 	RCU_FREE_SKIPPED(rcu_free_drain_that_cannot_help_ends),
 	RCU_FREE_SKIPPED(rcu_free_alloc_contig_range),
-	RCU_FREE_SKIPPED(rcu_free_memory_offline),
 	RCU_FREE_SKIPPED(rcu_free_compaction_sync_frees),
 	RCU_FREE_SKIPPED(rcu_free_compaction_async_leaves),
 	RCU_FREE_SKIPPED(rcu_free_memory_failure),
