@@ -17,7 +17,9 @@
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
 # filter glob), VARIANT=series|pristine|upto:N|before:GROUP|upto:GROUP,
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
-# (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check).
+# (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
+# SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
+# make run SLOW=1 SUITE=lockless_read_race).
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -48,10 +50,10 @@ tree: deps
 	@$(MMKUNIT) assemble $(VARIANT)
 
 run: deps
-	@$(MMKUNIT) run $(RUNOPTS) $(VARIANT) $(SUITE)
+	@$(MMKUNIT) run $(RUNOPTS) $(if $(SLOW),--slow) $(VARIANT) $(SUITE)
 
 run-debug: deps
-	@$(MMKUNIT) run --debug $(RUNOPTS) $(VARIANT) $(SUITE)
+	@$(MMKUNIT) run --debug $(RUNOPTS) $(if $(SLOW),--slow) $(VARIANT) $(SUITE)
 
 test: deps
 	@$(MMKUNIT) test $(RUNOPTS)

@@ -6,7 +6,7 @@ Subcommands (the Makefile calls them; see README.md):
   deps                       check / install the host packages
   assemble VARIANT           build/tree = base + VARIANT's patches + overlay
   run VARIANT [--debug]      kunit.py config/build/exec on that tree
-  test                       host tests, checkpatch, series, pristine; one summary line
+  test                       host tests, checkpatch, series, races, pristine; one summary line
 
 VARIANT is "series" (all of patches/series) or "pristine" (none of it).
 """
@@ -35,6 +35,8 @@ OVERLAY_DIRS = ['mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
 QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
 DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
 # kunitconfigs of the functional suites, relative to the tree.
+# The KUNIT_CASE_SLOW race suite that make test runs in a boot of its own
+RACE_GLOB = 'lockless_read_race'
 SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig', 'fs/tests/.kunitconfig']
 
 GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost',
@@ -771,6 +773,14 @@ def cmd_test(args) -> int:
 	for v in args.variants:
 		stages.append((v + ('-debug' if args.debug else ''), lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
 							  timeout=args.timeout)[0]))
+		if v == 'series':
+			# The race suite is KUNIT_CASE_SLOW, left out above by
+			# speed>slow: boot the same kernel again for it alone.
+			stages.append(('races' + ('-debug' if args.debug else ''),
+				       lambda v=v: run_variant(v, debug=args.debug, jobs=args.jobs,
+							       timeout=args.timeout, build=False,
+							       filter_glob=RACE_GLOB, with_slow=True,
+							       out_name='series')[0]))
 	summary = []
 	for name, fn in stages:
 		try:

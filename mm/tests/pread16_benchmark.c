@@ -28,7 +28,9 @@
 #include <linux/shmem_fs.h>
 #include <linux/sizes.h>
 
+#include "../internal.h"
 #include "kunit_mount.h"
+#include "lockless_read.h"
 #include "mm_bench.h"
 
 #define RUN_NS		(200 * NSEC_PER_MSEC)
@@ -225,12 +227,56 @@ static void pread16_base(struct kunit *test)
 }
 
 /*
+ * Read every page of @file, in turn, @passes times: each read enters a
+ * folio, so the folios become hot and get PG_rcu_free.
+ */
+static void pread16_warm(struct kunit *test, struct file *file,
+			 unsigned int passes)
+{
+	unsigned int pass, i;
+	char buf[16];
+
+	for (pass = 0; pass < passes; pass++)
+		for (i = 0; i < MAX_THREADS; i++) {
+			loff_t pos = i * PAGE_SIZE;
+
+			KUNIT_ASSERT_EQ(test, kernel_read(file, buf, sizeof(buf),
+							  &pos), 16);
+		}
+}
+
+/*
  * The same with lockless_page_cache_read off (base) and on (lockless),
- * alternated round by round in this boot.
+ * alternated round by round in this boot.  Fails if the lockless rounds
+ * copied nothing without a reference.
  */
 static void pread16_lockless(struct kunit *test)
 {
+#ifdef filemap_read_rcu_can_copy
+	struct filemap_read_rcu_stat s0, s1;
+	struct file *files[NR_FS];
+	unsigned int round, fs;
+
+	if (!lr_switch_exists(test))
+		kunit_skip(test,
+			   "no lockless_page_cache_read switch: rcu-free patch 18 not applied");
+	for (fs = 0; fs < NR_FS; fs++) {
+		files[fs] = make_file(test, fs);
+		pread16_warm(test, files[fs], 8);
+	}
+	filemap_read_rcu_stat(&s0);
+	for (round = 1; round <= BENCH_ROUNDS; round++) {
+		lr_switch(test, false);
+		pread16_measure(test, "base", round, files);
+		lr_switch(test, true);
+		pread16_measure(test, "lockless", round, files);
+	}
+	filemap_read_rcu_stat(&s1);
+	KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0.bytes, 0UL,
+			    "the lockless rounds copied nothing without a reference");
+#else
 	kunit_skip(test, "no lockless_page_cache_read switch: rcu-free part 2 not applied");
+#endif
 }
 
 static struct kunit_case pread16_benchmark_cases[] = {

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Files with a known pattern and the debugfs lockless_page_cache_read
+ * switch, shared by the lockless_read suites and the pread16 benchmark.
+ */
+#ifndef MM_TESTS_LOCKLESS_READ_H
+#define MM_TESTS_LOCKLESS_READ_H
+
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/pagemap.h>
+#include <linux/ramfs.h>
+#include <linux/mman.h>
+#include <linux/shmem_fs.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "kunit_mount.h"
+
+enum lr_kind { LR_TMPFS, LR_TMPFS_HUGE, LR_RAMFS };
+
+static const char * const lr_kind_name[] = {
+	"tmpfs", "tmpfs huge=always", "ramfs",
+};
+
+struct lr_file {
+	struct file *file;
+	loff_t size;
+	u8 *want;		/* what the file should hold */
+};
+
+/* Never 0, so that zeroes (holes, fallocated, truncated) stand out */
+static inline u8 lr_pattern(loff_t off, u8 seed)
+{
+	u32 x = (u32)(off >> PAGE_SHIFT) * 2654435761u + (u32)off * 40503u +
+		seed * 97u;
+
+	return (x >> 16) | 1;
+}
+
+static inline void lr_file_release(void *data)
+{
+	struct lr_file *lf = data;
+
+	if (lf->file)
+		fput(lf->file);
+	vfree(lf->want);
+}
+
+/* An empty file of @size on a mount of its own; gone when the case ends */
+static inline struct lr_file *lr_file_create(struct kunit *test,
+					     enum lr_kind kind, loff_t size)
+{
+	struct vfsmount *mnt = kunit_kern_mount(test,
+				kind == LR_RAMFS ? "ramfs" : "tmpfs",
+				kind == LR_TMPFS_HUGE ? "always" :
+				kind == LR_TMPFS ? "never" : NULL);
+	struct lr_file *lf = kunit_kzalloc(test, sizeof(*lf), GFP_KERNEL);
+	struct file *file;
+
+	KUNIT_ASSERT_NOT_NULL(test, lf);
+	if (kind == LR_RAMFS) {
+		struct inode *inode = ramfs_get_inode(mnt->mnt_sb, NULL,
+						      S_IFREG | 0600, 0);
+
+		KUNIT_ASSERT_NOT_NULL(test, inode);
+		file = alloc_file_pseudo(inode, mnt, "lockless_read", O_RDWR,
+					 &ramfs_file_operations);
+		if (IS_ERR(file))
+			iput(inode);
+	} else {
+		file = shmem_file_setup_with_mnt(mnt, "lockless_read", size,
+						 mk_vma_flags(VMA_NORESERVE_BIT));
+	}
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "%s file: %ld",
+			       lr_kind_name[kind], PTR_ERR(file));
+	lf->file = file;
+	lf->size = size;
+	lf->want = vzalloc(size);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lr_file_release,
+							lf), 0);
+	KUNIT_ASSERT_NOT_NULL(test, lf->want);
+	return lf;
+}
+
+/* Write the pattern (with @seed) over [@off, @off + @len) */
+static inline void lr_file_write(struct kunit *test, struct lr_file *lf,
+				 loff_t off, size_t len, u8 seed)
+{
+	loff_t pos = off;
+	size_t i;
+
+	KUNIT_ASSERT_LE(test, off + (loff_t)len, lf->size);
+	for (i = 0; i < len; i++)
+		lf->want[off + i] = lr_pattern(off + i, seed);
+	KUNIT_ASSERT_EQ_MSG(test, kernel_write(lf->file, lf->want + off, len,
+					       &pos), (ssize_t)len,
+			    "write %lld+%zu", off, len);
+}
+
+/* Drop the file now: its inode is evicted before this returns */
+static inline void lr_file_drop(struct kunit *test, struct lr_file *lf)
+{
+	struct file *file = lf->file;
+
+	lf->file = NULL;
+	__fput_sync(file);
+}
+
+/* The case needs a PMD-size folio at @index: failing to get one is a failure */
+static inline void lr_need_pmd_folio(struct kunit *test, struct lr_file *lf,
+				     pgoff_t index)
+{
+	struct folio *folio = filemap_get_folio(lf->file->f_mapping, index);
+	size_t size = 0;
+
+	if (!IS_ERR(folio)) {
+		size = folio_size(folio);
+		folio_put(folio);
+	}
+	KUNIT_ASSERT_GE_MSG(test, size, (size_t)(PAGE_SIZE << HPAGE_PMD_ORDER),
+			    "no PMD-size folio at index %lu", index);
+}
+
+/* ------------------------------------------- lockless_page_cache_read */
+
+#define LR_SWITCH	"lockless_page_cache_read"
+
+/* debugfs, mounted for this; NULL when debugfs is not built in */
+static inline struct vfsmount *lr_debugfs(struct kunit *test)
+{
+	struct file_system_type *type = get_fs_type("debugfs");
+	struct vfsmount *mnt;
+
+	if (!type)
+		return NULL;
+	put_filesystem(type);
+	mnt = kunit_kern_mount(test, "debugfs", NULL);
+	return mnt;
+}
+
+static inline struct file *lr_switch_open(struct kunit *test)
+{
+	struct vfsmount *mnt = lr_debugfs(test);
+	struct file *f;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, mnt, "no debugfs (CONFIG_DEBUG_FS)");
+	f = file_open_root_mnt(mnt, LR_SWITCH, O_RDWR, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f),
+			       "no debugfs " LR_SWITCH ": %ld (rcu-free patch 18 not applied?)",
+			       PTR_ERR(f));
+	return f;
+}
+
+/* Does this kernel have the switch?  For benchmarks that skip without it */
+static inline bool lr_switch_exists(struct kunit *test)
+{
+	struct vfsmount *mnt = lr_debugfs(test);
+	struct file *f;
+
+	if (!mnt)
+		return false;
+	f = file_open_root_mnt(mnt, LR_SWITCH, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return false;
+	fput(f);
+	return true;
+}
+
+/*
+ * The switch is a debugfs attribute: it has ->read and ->write only, so
+ * kernel_read() and kernel_write() refuse it.  Go through a user buffer in
+ * the case's own mm (kunit_vm_mmap()).
+ */
+static inline ssize_t lr_switch_io(struct kunit *test, bool write, char *buf,
+				   size_t len)
+{
+	unsigned long ubuf = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+					   PROT_READ | PROT_WRITE,
+					   MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	struct file *f = lr_switch_open(test);
+	char __user *u = (char __user *)ubuf;
+	loff_t pos = 0;
+	ssize_t n;
+
+	KUNIT_ASSERT_FALSE_MSG(test, !ubuf || IS_ERR_VALUE(ubuf),
+			       "kunit_vm_mmap failed");
+	if (write) {
+		KUNIT_ASSERT_EQ(test, copy_to_user(u, buf, len), 0);
+		n = vfs_write(f, u, len, &pos);
+	} else {
+		n = vfs_read(f, u, len, &pos);
+		if (n > 0)
+			KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, n), 0);
+	}
+	fput(f);
+	return n;
+}
+
+/*
+ * Write @on to the switch through debugfs.  A case that switches it off
+ * switches it on again before it ends; the suites' init functions switch
+ * it on too, in case a failed assertion left it off.
+ */
+static inline void lr_switch(struct kunit *test, bool on)
+{
+	char buf[2] = { on ? '1' : '0', '\n' };
+
+	KUNIT_ASSERT_EQ_MSG(test, lr_switch_io(test, true, buf, 2), 2,
+			    "write %d to " LR_SWITCH, on);
+}
+
+/* What the switch reads back as */
+static inline int lr_switch_get(struct kunit *test)
+{
+	char buf[8] = {};
+
+	KUNIT_ASSERT_GT(test, lr_switch_io(test, false, buf, sizeof(buf) - 1),
+			0);
+	return buf[0] - '0';
+}
+
+#endif /* MM_TESTS_LOCKLESS_READ_H */

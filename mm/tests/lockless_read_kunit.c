@@ -1,0 +1,782 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for reads without folio references (rcu-free series, patches
+ * 10-18): which folios get PG_rcu_free, when filemap_read_rcu_can_copy()
+ * refuses a folio, and that filemap_read() and tmpfs reads copy the right
+ * bytes that way, with the lockless_page_cache_read switch on and off.
+ *
+ * A read only counts as lockless when the per-CPU counts behind
+ * filemap_read_rcu_stat() say so: each correctness case checks that every
+ * byte it read was copied without a reference (and in how many RCU
+ * sections), so it cannot pass on the slow path alone.  Flagged folios are
+ * made the way a workload makes them: by reading them again and again.
+ *
+ * Counters are read by name (pgfree_rcu_mark), so a tree without the patch
+ * that adds one fails with a message saying so.  Without CONFIG_PAGE_RCU_FREE
+ * every case skips; without patch 13 (no filemap_read_rcu_can_copy()) the
+ * cases that need it skip.
+ */
+
+#include <kunit/static_stub.h>
+#include <kunit/test.h>
+#include <linux/bvec.h>
+#include <linux/falloc.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/namei.h>
+#include <linux/pagemap.h>
+#include <linux/ramfs.h>
+#include <linux/shmem_fs.h>
+#include <linux/sizes.h>
+#include <linux/swap.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+#include <linux/vmstat.h>
+
+#include "../internal.h"
+#include "../page_alloc.h"
+#include "kunit_mount.h"
+#include "lockless_read.h"
+
+#if defined(CONFIG_PAGE_RCU_FREE)
+
+KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
+
+/* Largest read the cases do, plus room for a user buffer's guard */
+#define BUF_LEN		(SZ_2M + SZ_64K)
+
+/* A vm event summed over all CPUs, found by its name */
+static unsigned long vm_event(struct kunit *test, const char *name)
+{
+	unsigned long *events;
+	int i;
+
+	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
+		if (!strcmp(vm_event_name(i), name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS,
+			    "no %s in vmstat: that rcu-free patch is not applied",
+			    name);
+	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, events);
+	all_vm_events(events);
+	return events[i];
+}
+
+/* Is the folio at @index flagged?  false for a hole */
+static bool index_flagged(struct file *file, pgoff_t index)
+{
+	struct folio *folio = filemap_get_folio(file->f_mapping, index);
+	bool ret;
+
+	if (IS_ERR(folio))
+		return false;
+	ret = folio_test_rcu_free(folio);
+	folio_put(folio);
+	return ret;
+}
+
+/* Pages of flagged folios in [0, @nr_pages) */
+static unsigned long pages_flagged(struct file *file, pgoff_t nr_pages)
+{
+	unsigned long nr = 0;
+	pgoff_t index = 0;
+
+	while (index < nr_pages) {
+		struct folio *folio = filemap_get_folio(file->f_mapping, index);
+
+		if (IS_ERR(folio)) {
+			index++;
+			continue;
+		}
+		if (folio_test_rcu_free(folio))
+			nr += folio_nr_pages(folio);
+		index = folio_next_index(folio);
+		folio_put(folio);
+	}
+	return nr;
+}
+
+/* @len bytes read at @off through a fresh kvec into a scratch buffer */
+static ssize_t read_at(struct file *file, loff_t off, size_t len)
+{
+	static u8 scratch[64];
+	loff_t pos = off;
+
+	return kernel_read(file, scratch, min(len, sizeof(scratch)), &pos);
+}
+
+/*
+ * Read the start of folio @a and folio @b in turn, @rounds times: every read
+ * enters a folio the last one did not end in, so each counts as an access.
+ */
+static void alternate_reads(struct kunit *test, struct file *file,
+			    loff_t a, loff_t b, unsigned int rounds, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++) {
+		KUNIT_ASSERT_GT(test, read_at(file, a, len), 0);
+		KUNIT_ASSERT_GT(test, read_at(file, b, len), 0);
+	}
+}
+
+/*
+ * Read the whole file in 4 KiB pieces until every folio is flagged, at most
+ * 16 passes; each pass enters each folio once.
+ */
+static void make_hot(struct kunit *test, struct lr_file *lf)
+{
+	pgoff_t nr_pages = DIV_ROUND_UP(lf->size, PAGE_SIZE);
+	unsigned int pass;
+	loff_t off;
+
+	for (pass = 0; pass < 16; pass++) {
+		/* >=: a large folio may reach past EOF */
+		if (pages_flagged(lf->file, nr_pages) >= nr_pages)
+			return;
+		for (off = 0; off < lf->size; off += PAGE_SIZE)
+			KUNIT_ASSERT_GT(test, read_at(lf->file, off, 16), 0);
+	}
+	KUNIT_FAIL_AND_ABORT(test, "%lu of %lu pages flagged after 16 passes",
+			     pages_flagged(lf->file, nr_pages), nr_pages);
+}
+
+/* ------------------------------------------------------------- marking */
+
+/*
+ * Patch 12: reads that keep coming back to a page flag it, and not on the
+ * first read; pgfree_rcu_mark counts exactly the pages flagged.
+ */
+static void lockless_mark_repeated_reads(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
+	unsigned int rounds;
+
+	lr_file_write(test, lf, 0, lf->size, 1);
+	alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 0),
+			       "flagged by its first read");
+	for (rounds = 1; rounds < 8 && !index_flagged(lf->file, 0); rounds++)
+		alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
+			      "not flagged after %u rounds of reads", rounds);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
+			pages_flagged(lf->file, 2));
+}
+
+/*
+ * Patch 12: a file written once and read once, and a streaming read of
+ * 4 MiB, flag nothing and count no mark.
+ */
+static void lockless_mark_not_cold_data(struct kunit *test)
+{
+	struct lr_file *once = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
+	struct lr_file *stream = lr_file_create(test, LR_TMPFS, SZ_4M);
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
+	loff_t off;
+
+	lr_file_write(test, once, 0, once->size, 2);
+	lr_file_write(test, stream, 0, stream->size, 3);
+	KUNIT_ASSERT_GT(test, read_at(once->file, 0, 16), 0);
+	for (off = 0; off < stream->size; off += PAGE_SIZE)
+		KUNIT_ASSERT_GT(test, read_at(stream->file, off, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, pages_flagged(once->file, 1), 0);
+	KUNIT_EXPECT_EQ(test, pages_flagged(stream->file, SZ_4M >> PAGE_SHIFT),
+			0);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0, 0);
+}
+
+/*
+ * Patch 12: flagging a PMD-size tmpfs folio counts its 512 pages in
+ * pgfree_rcu_mark, not 1.
+ */
+static void lockless_mark_counts_pages(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	unsigned long ev0;
+
+	lr_file_write(test, lf, 0, lf->size, 4);
+	lr_need_pmd_folio(test, lf, 0);
+	ev0 = vm_event(test, "pgfree_rcu_mark");
+	make_hot(test, lf);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
+			(unsigned long)(SZ_4M >> PAGE_SHIFT));
+}
+
+/*
+ * Patch 16: tmpfs counts an access when a read enters a folio, also at an
+ * offset (7.3 counted only reads of a folio's first byte).
+ */
+static void lockless_shmem_counts_accesses(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	unsigned int rounds;
+
+	lr_file_write(test, lf, 0, lf->size, 5);
+	for (rounds = 0; rounds < 8 && !index_flagged(lf->file, 0); rounds++)
+		alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
+			      "reads at offset 100 never flagged the folio");
+}
+
+static void rcu_free_start_held(struct rcu_free_pcpu *r)
+{
+}
+
+#ifdef filemap_read_rcu_can_copy
+
+static void stat_now(struct filemap_read_rcu_stat *s)
+{
+	filemap_read_rcu_stat(s);
+}
+
+/* --------------------------------------------- filemap_read_rcu_can_copy */
+
+struct can_copy_case {
+	const char *name;
+	unsigned int order;
+	pgoff_t index;		/* the folio's index */
+	pgoff_t at;		/* the index asked about */
+	unsigned long set;	/* LR_* flags to set */
+	bool want;
+};
+
+enum {
+	LR_RCU_FREE = BIT(0),
+	LR_UPTODATE = BIT(1),
+	LR_READAHEAD = BIT(2),	/* PG_reclaim on a swap-backed folio */
+	LR_DROPBEHIND = BIT(3),
+	LR_HWPOISON = BIT(4),
+	LR_HAS_HWPOISONED = BIT(5),
+	LR_SWAPBACKED = BIT(6),
+};
+
+#define LR_OK	(LR_RCU_FREE | LR_UPTODATE)
+
+static const struct can_copy_case can_copy_cases[] = {
+	{ "order-0 flagged uptodate: accepted", 0, 8, 8, LR_OK, true },
+	{ "no PG_rcu_free", 0, 8, 8, LR_UPTODATE, false },
+	{ "not uptodate", 0, 8, 8, LR_RCU_FREE, false },
+	{ "readahead", 0, 8, 8, LR_OK | LR_READAHEAD, false },
+	{ "dropbehind", 0, 8, 8, LR_OK | LR_DROPBEHIND, false },
+	{ "order-0 at another index (split under way)", 0, 8, 9, LR_OK, false },
+	{ "hwpoisoned page", 0, 8, 8, LR_OK | LR_HWPOISON, false },
+	{ "order-2 at its third page: accepted", 2, 8, 10, LR_OK, true },
+	{ "order-2 with PG_has_hwpoisoned", 2, 8, 10,
+	  LR_OK | LR_HAS_HWPOISONED, false },
+	{ "shmem folio with PG_reclaim: accepted", 0, 8, 8,
+	  LR_OK | LR_READAHEAD | LR_SWAPBACKED, true },
+};
+
+static void can_copy_desc(const struct can_copy_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(can_copy, can_copy_cases, can_copy_desc);
+
+/*
+ * Patches 13, 14, 17: one case per refusal and per acceptance of
+ * filemap_read_rcu_can_copy(), on a folio of the case's own with the flags
+ * set by hand (cleared again before it is freed).
+ */
+static void lockless_can_copy(struct kunit *test)
+{
+	const struct can_copy_case *c = test->param_value;
+	struct folio *folio = folio_alloc(GFP_KERNEL, c->order);
+	bool got;
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio->index = c->index;
+	if (c->set & LR_RCU_FREE)
+		folio_set_rcu_free(folio);
+	if (c->set & LR_UPTODATE)
+		folio_mark_uptodate(folio);
+	if (c->set & LR_SWAPBACKED)
+		__folio_set_swapbacked(folio);
+	if (c->set & LR_READAHEAD)
+		folio_set_readahead(folio);
+	if (c->set & LR_DROPBEHIND)
+		folio_set_dropbehind(folio);
+	if (c->set & LR_HWPOISON)
+		folio_set_hwpoison(folio);
+	if (c->set & LR_HAS_HWPOISONED)
+		folio_set_has_hwpoisoned(folio);
+
+	got = filemap_read_rcu_can_copy(folio, c->at);
+
+	folio_clear_rcu_free(folio);
+	folio_clear_uptodate(folio);
+	__folio_clear_swapbacked(folio);
+	folio_clear_readahead(folio);
+	folio_clear_dropbehind(folio);
+	folio_clear_hwpoison(folio);
+	if (folio_test_large(folio))
+		folio_clear_has_hwpoisoned(folio);
+	folio->index = 0;
+	folio_put(folio);
+	KUNIT_EXPECT_EQ_MSG(test, got, c->want, "%s", c->name);
+}
+
+/* ---------------------------------------------------- read correctness */
+
+enum lr_iter { LR_KVEC, LR_BVEC, LR_UBUF };
+static const char * const lr_iter_name[] = { "kvec", "bvec", "ubuf" };
+
+struct reader {
+	u8 *kbuf;
+	struct page **pages;	/* BUF_LEN of them, for bvec */
+	struct bio_vec *bvec;
+	unsigned long ubuf;
+};
+
+static void reader_free_pages(void *data)
+{
+	struct reader *r = data;
+	unsigned int i;
+
+	for (i = 0; i < BUF_LEN >> PAGE_SHIFT; i++)
+		if (r->pages[i])
+			__free_page(r->pages[i]);
+}
+
+static struct reader *reader_create(struct kunit *test)
+{
+	struct reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i, nr = BUF_LEN >> PAGE_SHIFT;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->kbuf = vmalloc(BUF_LEN);
+	KUNIT_ASSERT_NOT_NULL(test, r->kbuf);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, vfree_wrapper,
+							r->kbuf), 0);
+	r->pages = kunit_kcalloc(test, nr, sizeof(*r->pages), GFP_KERNEL);
+	r->bvec = kunit_kcalloc(test, nr, sizeof(*r->bvec), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->pages);
+	KUNIT_ASSERT_NOT_NULL(test, r->bvec);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, reader_free_pages,
+							r), 0);
+	for (i = 0; i < nr; i++) {
+		r->pages[i] = alloc_page(GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, r->pages[i]);
+	}
+	r->ubuf = kunit_vm_mmap(test, NULL, 0, BUF_LEN, PROT_READ | PROT_WRITE,
+				MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, r->ubuf, 0, "kunit_vm_mmap failed");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(r->ubuf));
+	return r;
+}
+
+/*
+ * Read @len bytes at @off of @file through @kind; the bytes land in
+ * r->kbuf.  The user buffer is faulted in first: a fault under
+ * rcu_read_lock() ends the lockless copy, and the case wants all of it.
+ */
+static ssize_t reader_read(struct kunit *test, struct reader *r,
+			   struct file *file, enum lr_iter kind, loff_t off,
+			   size_t len)
+{
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	unsigned int i, nr;
+	loff_t pos = off;
+	ssize_t ret;
+
+	KUNIT_ASSERT_LE(test, len, (size_t)BUF_LEN);
+	memset(r->kbuf, 0xa5, len);
+	switch (kind) {
+	case LR_KVEC:
+		return kernel_read(file, r->kbuf, len, &pos);
+	case LR_BVEC:
+		nr = DIV_ROUND_UP(len, PAGE_SIZE);
+		for (i = 0; i < nr; i++)
+			bvec_set_page(&r->bvec[i], r->pages[i],
+				      min_t(size_t, PAGE_SIZE,
+					    len - i * PAGE_SIZE), 0);
+		iov_iter_bvec(&iter, ITER_DEST, r->bvec, nr, len);
+		init_sync_kiocb(&kiocb, file);
+		kiocb.ki_pos = off;
+		ret = file->f_op->read_iter(&kiocb, &iter);
+		for (i = 0; ret > 0 && i < DIV_ROUND_UP(ret, PAGE_SIZE); i++)
+			memcpy_from_page(r->kbuf + i * PAGE_SIZE, r->pages[i], 0,
+					 min_t(size_t, PAGE_SIZE,
+					       ret - i * PAGE_SIZE));
+		return ret;
+	case LR_UBUF:
+		KUNIT_ASSERT_EQ(test, clear_user((void __user *)r->ubuf, len),
+				0);
+		ret = vfs_read(file, (char __user *)r->ubuf, len, &pos);
+		if (ret > 0)
+			KUNIT_ASSERT_EQ(test,
+					copy_from_user(r->kbuf,
+						       (void __user *)r->ubuf,
+						       ret), 0);
+		return ret;
+	}
+	return -EINVAL;
+}
+
+/* 0 if r->kbuf[0, @n) holds the file's bytes at @off, else fail */
+static int check_bytes(struct kunit *test, struct reader *r,
+		       struct lr_file *lf, const char *what, loff_t off,
+		       size_t n)
+{
+	size_t i;
+
+	if (!memcmp(r->kbuf, lf->want + off, n))
+		return 0;
+	for (i = 0; i < n && r->kbuf[i] == lf->want[off + i]; i++)
+		;
+	KUNIT_FAIL(test, "%s: byte at %lld is %#x, want %#x", what, off + i,
+		   r->kbuf[i], lf->want[off + i]);
+	return -EINVAL;
+}
+
+struct read_case {
+	enum lr_kind fs;
+	enum lr_iter iter;
+};
+
+static const struct read_case read_cases[] = {
+	{ LR_TMPFS, LR_KVEC }, { LR_TMPFS, LR_BVEC }, { LR_TMPFS, LR_UBUF },
+	{ LR_TMPFS_HUGE, LR_KVEC }, { LR_TMPFS_HUGE, LR_UBUF },
+	{ LR_RAMFS, LR_KVEC }, { LR_RAMFS, LR_BVEC }, { LR_RAMFS, LR_UBUF },
+};
+
+static void read_case_desc(const struct read_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %s", lr_kind_name[c->fs],
+		 lr_iter_name[c->iter]);
+}
+
+KUNIT_ARRAY_PARAM(read, read_cases, read_case_desc);
+
+/* The file: 4 MiB and 123 bytes, so that reads end short at EOF */
+#define READ_FILE_SIZE	(SZ_4M + 123)
+
+static const size_t read_lens[] = {
+	1, 16, PAGE_SIZE - 1, PAGE_SIZE, PAGE_SIZE + 1, SZ_64K, SZ_512K,
+	SZ_512K + 1, SZ_1M + 3, SZ_2M,
+};
+
+static const loff_t read_offs[] = {
+	0, 1, PAGE_SIZE - 1, 3 * PAGE_SIZE + 17, SZ_2M - 5,
+	READ_FILE_SIZE - 100, READ_FILE_SIZE,
+};
+
+/*
+ * One read of @len at @off, checked against the file and, with the switch
+ * on (@lockless), against the counts of lockless copies; false on failure.
+ */
+static bool read_one(struct kunit *test, struct reader *r, struct lr_file *lf,
+		     enum lr_iter iter, bool lockless, loff_t off, size_t len)
+{
+	size_t want = off >= lf->size ? 0 : min_t(loff_t, len, lf->size - off);
+	unsigned long sections = DIV_ROUND_UP(want, SZ_512K);
+	struct filemap_read_rcu_stat s0, s1;
+	char what[96];
+	ssize_t n;
+
+	snprintf(what, sizeof(what), "switch %s, %zu at %lld",
+		 lockless ? "on" : "off", len, off);
+	stat_now(&s0);
+	n = reader_read(test, r, lf->file, iter, off, len);
+	stat_now(&s1);
+	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)want, "%s", what);
+	if (n != (ssize_t)want || check_bytes(test, r, lf, what, off, n))
+		return false;
+	if (!lockless) {
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
+				    "%s: copied without a reference", what);
+		return s1.bytes == s0.bytes;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, (unsigned long)want,
+			    "%s: bytes copied without a reference", what);
+	if (want)
+		KUNIT_EXPECT_EQ_MSG(test, s1.sections - s0.sections, sections,
+				    "%s: RCU sections", what);
+	return s1.bytes - s0.bytes == want &&
+	       (!want || s1.sections - s0.sections == sections);
+}
+
+/*
+ * Patches 13, 14, 17: with every folio flagged, reads of 1 B to 2 MiB at
+ * offsets that cross page and folio boundaries and EOF return the file's
+ * bytes, all of them copied without a reference, in one RCU section per
+ * 512 KiB; with the switch off the same reads copy none that way and
+ * return the same bytes.
+ */
+static void lockless_read_bytes(struct kunit *test)
+{
+	const struct read_case *c = test->param_value;
+	struct lr_file *lf = lr_file_create(test, c->fs, READ_FILE_SIZE);
+	struct reader *r = reader_create(test);
+	unsigned int i, j, sw;
+
+	lr_file_write(test, lf, 0, lf->size, 6);
+	if (c->fs == LR_TMPFS_HUGE)
+		lr_need_pmd_folio(test, lf, 0);
+	make_hot(test, lf);
+
+	for (sw = 0; sw < 2; sw++) {
+		lr_switch(test, sw == 0);
+		for (i = 0; i < ARRAY_SIZE(read_offs); i++)
+			for (j = 0; j < ARRAY_SIZE(read_lens); j++)
+				if (!read_one(test, r, lf, c->iter, sw == 0,
+					      read_offs[i], read_lens[j]))
+					return;
+	}
+	lr_switch(test, true);
+}
+
+/*
+ * Patch 15: after a read done without references, an FMODE_RANDOM file
+ * keeps its f_ra.prev_pos; other files, and reads on the slow path, store
+ * it.
+ */
+static void lockless_fmode_random_prev_pos(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 4 * PAGE_SIZE);
+	struct file *file = lf->file;
+	const loff_t sentinel = 3 * PAGE_SIZE + 7;
+
+	lr_file_write(test, lf, 0, lf->size, 7);
+	make_hot(test, lf);
+
+	file->f_mode |= FMODE_RANDOM;
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, sentinel,
+			    "FMODE_RANDOM, lockless read: prev_pos stored");
+
+	lr_switch(test, false);
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, PAGE_SIZE + 16,
+			    "FMODE_RANDOM, slow path: prev_pos not stored");
+	lr_switch(test, true);
+
+	file->f_mode &= ~FMODE_RANDOM;
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, PAGE_SIZE + 16,
+			    "not FMODE_RANDOM: prev_pos not stored");
+}
+
+/*
+ * Patches 12, 17: in a tmpfs file with hot folios, a fallocated folio is
+ * never flagged however often it is read, reads as zeroes, and is never
+ * copied without a reference; a hole reads as zeroes too.
+ */
+static void lockless_shmem_falloc_and_holes(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 8 * PAGE_SIZE);
+	struct reader *r = reader_create(test);
+	struct filemap_read_rcu_stat s0, s1;
+	unsigned int i;
+
+	/* pages 0-1 and 4-7 written, 2 fallocated, 3 a hole */
+	lr_file_write(test, lf, 0, 2 * PAGE_SIZE, 8);
+	lr_file_write(test, lf, 4 * PAGE_SIZE, 4 * PAGE_SIZE, 8);
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_KEEP_SIZE,
+					    2 * PAGE_SIZE, PAGE_SIZE), 0);
+	/* A read of a hole or a fallocated folio leaves no prev_pos */
+	for (i = 0; i < 16; i++) {
+		alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+		alternate_reads(test, lf->file, 2 * PAGE_SIZE, 4 * PAGE_SIZE,
+				1, 16);
+	}
+	KUNIT_EXPECT_TRUE(test, index_flagged(lf->file, 0));
+	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 2),
+			       "fallocated folio flagged");
+
+	stat_now(&s0);
+	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
+					  2 * PAGE_SIZE, 2 * PAGE_SIZE),
+			(ssize_t)(2 * PAGE_SIZE));
+	stat_now(&s1);
+	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "fallocated and hole",
+					  2 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
+			    "fallocated folio or hole copied without a reference");
+
+	/* A read across all of it: right bytes, zeroes where nothing was written */
+	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC, 0,
+					  lf->size), (ssize_t)lf->size);
+	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "whole file", 0,
+					  lf->size), 0);
+}
+
+/*
+ * Patch 18: writing 0 to debugfs lockless_page_cache_read stops the copies
+ * without references, 1 brings them back; the file reads back what was
+ * written.
+ */
+static void lockless_debugfs_switch(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 2 * PAGE_SIZE);
+	struct filemap_read_rcu_stat s0, s1;
+
+	lr_file_write(test, lf, 0, lf->size, 9);
+	make_hot(test, lf);
+
+	lr_switch(test, false);
+	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 0);
+	stat_now(&s0);
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	stat_now(&s1);
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
+			    "switch 0: still copied without a reference");
+
+	lr_switch(test, true);
+	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 1);
+	stat_now(&s0);
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	stat_now(&s1);
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16UL,
+			    "switch 1: not copied without a reference");
+}
+
+static const char * const aba_ways[] = { "truncated", "evicted" };
+
+static void aba_desc(const char * const *way, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", *way);
+}
+
+KUNIT_ARRAY_PARAM(aba, aba_ways, aba_desc);
+
+/*
+ * The v1 ABA: a reader may hold a pointer to a flagged folio while its
+ * file is truncated, or deleted and its inode evicted.  Its free must stay
+ * deferred: with the grace period held back (rcu_free_start() stubbed out)
+ * the page is neither free nor in use again afterwards.  Fails if eviction
+ * or truncation clears PG_rcu_free before the free.
+ */
+static void lockless_evicted_folio_free_deferred(struct kunit *test)
+{
+	const char *way = *(const char * const *)test->param_value;
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct folio *folio;
+	struct page *page;
+
+	lr_file_write(test, lf, 0, lf->size, 10);
+	make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	page = &folio->page;
+	folio_put(folio);
+
+	/* The last reference must go in this thread, where the stub applies */
+	lru_add_drain_all();
+	kunit_activate_static_stub(test, rcu_free_start, rcu_free_start_held);
+	test->priv = rcu_free_start_held;
+	if (!strcmp(way, "truncated"))
+		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
+	else
+		lr_file_drop(test, lf);
+	/* A page freed at once would be on a per-CPU list: move it to buddy */
+	drain_all_pages(NULL);
+	KUNIT_EXPECT_FALSE_MSG(test, PageBuddy(page),
+			       "%s: flagged folio freed at once", way);
+	KUNIT_EXPECT_EQ_MSG(test, page_ref_count(page), 0,
+			    "%s: page in use again (or never freed)", way);
+}
+
+#else /* !filemap_read_rcu_can_copy */
+
+/* Before patch 13: the cases that read without references skip */
+#define LR_NEEDS_P13(name)						\
+static void name(struct kunit *test)					\
+{									\
+	kunit_skip(test, "no filemap_read_rcu_can_copy(): rcu-free patch 13 not applied"); \
+}
+
+LR_NEEDS_P13(lockless_can_copy)
+LR_NEEDS_P13(lockless_read_bytes)
+LR_NEEDS_P13(lockless_fmode_random_prev_pos)
+LR_NEEDS_P13(lockless_shmem_falloc_and_holes)
+LR_NEEDS_P13(lockless_debugfs_switch)
+LR_NEEDS_P13(lockless_evicted_folio_free_deferred)
+#endif /* filemap_read_rcu_can_copy */
+
+static int lockless_read_test_init(struct kunit *test)
+{
+	rcu_free_wait_grace();
+#ifdef filemap_read_rcu_can_copy
+	/* A case that failed with the switch off left it off */
+	if (lr_switch_exists(test))
+		lr_switch(test, true);
+#endif
+	return 0;
+}
+
+static void lockless_read_test_exit(struct kunit *test)
+{
+	if (test->priv == rcu_free_start_held)
+		kunit_deactivate_static_stub(test, rcu_free_start);
+	rcu_free_wait_grace();
+}
+
+static struct kunit_case lockless_read_cases[] = {
+	KUNIT_CASE(lockless_mark_repeated_reads),
+	KUNIT_CASE(lockless_mark_not_cold_data),
+	KUNIT_CASE(lockless_mark_counts_pages),
+	KUNIT_CASE(lockless_shmem_counts_accesses),
+#ifdef filemap_read_rcu_can_copy
+	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
+	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
+#else
+	KUNIT_CASE(lockless_can_copy),
+	KUNIT_CASE(lockless_read_bytes),
+#endif
+	KUNIT_CASE(lockless_fmode_random_prev_pos),
+	KUNIT_CASE(lockless_shmem_falloc_and_holes),
+	KUNIT_CASE(lockless_debugfs_switch),
+#ifdef filemap_read_rcu_can_copy
+	KUNIT_CASE_PARAM(lockless_evicted_folio_free_deferred, aba_gen_params),
+#else
+	KUNIT_CASE(lockless_evicted_folio_free_deferred),
+#endif
+	{}
+};
+
+#else /* !CONFIG_PAGE_RCU_FREE */
+
+static void lockless_read_skipped(struct kunit *test)
+{
+	kunit_skip(test, "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
+}
+
+static int lockless_read_test_init(struct kunit *test)
+{
+	return 0;
+}
+
+static void lockless_read_test_exit(struct kunit *test)
+{
+}
+
+static struct kunit_case lockless_read_cases[] = {
+	KUNIT_CASE(lockless_read_skipped),
+	{}
+};
+
+#endif /* CONFIG_PAGE_RCU_FREE */
+
+static struct kunit_suite lockless_read_suite = {
+	.name = "lockless_read",
+	.init = lockless_read_test_init,
+	.exit = lockless_read_test_exit,
+	.test_cases = lockless_read_cases,
+};
+
+kunit_test_suite(lockless_read_suite);
+
+MODULE_DESCRIPTION("KUnit tests for page cache reads without folio references");
+MODULE_LICENSE("GPL");
