@@ -307,7 +307,10 @@ static void lockless_race_split(struct kunit *test)
 	race_end(test, race, "splits", ops, &s0);
 }
 
-/* Move one folio of the file to a new page; false if it did not move */
+/*
+ * Move one folio of the file to a new page; false if it did not move.
+ * Drops the caller's reference: migration wants none but its own.
+ */
 static bool race_migrate(struct folio *folio)
 {
 	struct migration_target_control mtc = {
@@ -318,8 +321,11 @@ static bool race_migrate(struct folio *folio)
 	unsigned int moved = 0;
 	LIST_HEAD(list);
 
-	if (!folio_isolate_lru(folio))
+	if (!folio_isolate_lru(folio)) {
+		folio_put(folio);
 		return false;
+	}
+	folio_put(folio);
 	list_add(&folio->lru, &list);
 	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
 			    folio_nr_pages(folio));
@@ -349,7 +355,6 @@ static void lockless_race_migration(struct kunit *test)
 		if (IS_ERR(folio))
 			continue;
 		ops += race_migrate(folio);
-		folio_put(folio);
 		if (!(ops % 64))
 			lru_add_drain();
 	}
@@ -378,11 +383,14 @@ static void lockless_race_swap_out(struct kunit *test)
 		folio = filemap_get_folio(race->lf->file->f_mapping, index);
 		if (IS_ERR(folio))
 			continue;
-		if (folio_isolate_lru(folio)) {
-			list_add(&folio->lru, &list);
-			ops += reclaim_pages(&list) > 0;
+		if (!folio_isolate_lru(folio)) {
+			folio_put(folio);
+			continue;
 		}
+		/* Reclaim wants no reference but the isolation's */
 		folio_put(folio);
+		list_add(&folio->lru, &list);
+		ops += reclaim_pages(&list) > 0;
 	}
 	race_end(test, race, "swap-outs", ops, &s0);
 }
