@@ -154,22 +154,6 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind)
 	return race;
 }
 
-/* May the mutator go on?  Stops at RACE_READS, or fails at the hang guard */
-static bool race_more(struct kunit *test, struct race *race,
-		      unsigned long deadline)
-{
-	cond_resched();
-	if (atomic_long_read(&race->reads) >= RACE_READS)
-		return false;
-	if (time_after(jiffies, deadline)) {
-		KUNIT_FAIL(test, "only %ld of %ld reads after %d s",
-			   atomic_long_read(&race->reads), RACE_READS,
-			   RACE_GIVE_UP_SECS);
-		return false;
-	}
-	return true;
-}
-
 /* Stop the readers and judge: 0 bad bytes, and lockless copies happened */
 static void race_end(struct kunit *test, struct race *race, const char *what,
 		     unsigned long ops, const struct filemap_read_rcu_stat *s0)
@@ -190,9 +174,47 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 			    "nothing was copied without a reference");
 }
 
+/*
+ * One change to the file; @gen counts the rounds (it picks the seed of a
+ * rewrite).  Returns whether the change happened (a split or a migration
+ * may be refused while a reader holds a reference).
+ */
+typedef bool (*race_step_t)(struct kunit *test, struct race *race, u32 *rnd,
+			    unsigned long gen);
+
+/*
+ * Run @step over and over on a file of @kind until the readers have checked
+ * RACE_READS reads, then judge.  The deadline is a hang guard, not a speed
+ * requirement: a case that never gets there fails and says how far it got.
+ */
+static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
+		     race_step_t step)
+{
+	struct race *race = race_start(test, kind);
+	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
+	struct filemap_read_rcu_stat s0;
+	unsigned long gen = 0, ops = 0;
+	u32 rnd = 2463534242u;
+
+	if (kind == LR_TMPFS_HUGE)
+		lr_need_pmd_folio(test, race->lf, 0);
+	filemap_read_rcu_stat(&s0);
+	while (atomic_long_read(&race->reads) < RACE_READS) {
+		if (time_after(jiffies, deadline)) {
+			KUNIT_FAIL(test, "only %ld of %ld reads after %d s",
+				   atomic_long_read(&race->reads), RACE_READS,
+				   RACE_GIVE_UP_SECS);
+			break;
+		}
+		ops += step(test, race, &rnd, ++gen);
+		cond_resched();
+	}
+	race_end(test, race, what, ops, &s0);
+}
+
 /* Rewrite [@off, @off + @len) with the pattern of generation @gen */
 static void race_rewrite(struct kunit *test, struct race *race, loff_t off,
-			 size_t len, unsigned int gen)
+			 size_t len, unsigned long gen)
 {
 	lr_file_write(test, race->lf, off, len, RACE_SEED(gen));
 }
@@ -203,129 +225,133 @@ static loff_t race_range(u32 *rnd)
 	return (loff_t)(race_rand(rnd) % (RACE_FILE_SIZE / SZ_64K)) * SZ_64K;
 }
 
+static void race_punch(struct kunit *test, struct race *race, loff_t off,
+		       loff_t len)
+{
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(race->lf->file, RACE_PUNCH, off,
+					    len), 0);
+}
+
 /* Truncate to a random size below the current one, then write it all back */
+static bool race_truncate_step(struct kunit *test, struct race *race,
+			       u32 *rnd, unsigned long gen)
+{
+	loff_t size = race_rand(rnd) % RACE_FILE_SIZE;
+
+	KUNIT_ASSERT_EQ(test, vfs_truncate(&race->lf->file->f_path, size), 0);
+	race_rewrite(test, race, 0, RACE_FILE_SIZE, gen);
+	return true;
+}
+
 static void lockless_race_truncate(struct kunit *test)
 {
-	struct race *race = race_start(test, LR_TMPFS);
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0;
-	u32 rnd = 1;
-
-	filemap_read_rcu_stat(&s0);
-	while (race_more(test, race, deadline)) {
-		loff_t size = race_rand(&rnd) % RACE_FILE_SIZE;
-
-		KUNIT_ASSERT_EQ(test, vfs_truncate(&race->lf->file->f_path,
-						   size), 0);
-		race_rewrite(test, race, 0, RACE_FILE_SIZE, ++ops);
-	}
-	race_end(test, race, "truncations", ops, &s0);
+	race_run(test, LR_TMPFS, "truncations", race_truncate_step);
 }
 
 /* Punch a 64 KiB hole, then write the range again */
+static bool race_hole_punch_step(struct kunit *test, struct race *race,
+				 u32 *rnd, unsigned long gen)
+{
+	loff_t off = race_range(rnd);
+
+	race_punch(test, race, off, SZ_64K);
+	race_rewrite(test, race, off, SZ_64K, gen);
+	return true;
+}
+
 static void lockless_race_hole_punch(struct kunit *test)
 {
-	struct race *race = race_start(test, LR_TMPFS);
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0;
-	u32 rnd = 2;
-
-	filemap_read_rcu_stat(&s0);
-	while (race_more(test, race, deadline)) {
-		loff_t off = race_range(&rnd);
-
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(race->lf->file, RACE_PUNCH,
-						    off, SZ_64K), 0);
-		race_rewrite(test, race, off, SZ_64K, ++ops);
-	}
-	race_end(test, race, "hole punches", ops, &s0);
+	race_run(test, LR_TMPFS, "hole punches", race_hole_punch_step);
 }
 
 /*
  * Punch a hole, fallocate it (it must read as zeroes), punch it again (the
  * undo), then write it back.
  */
+static bool race_fallocate_step(struct kunit *test, struct race *race,
+				u32 *rnd, unsigned long gen)
+{
+	loff_t off = race_range(rnd);
+
+	race_punch(test, race, off, SZ_64K);
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(race->lf->file, FALLOC_FL_KEEP_SIZE,
+					    off, SZ_64K), 0);
+	race_punch(test, race, off, SZ_64K);
+	race_rewrite(test, race, off, SZ_64K, gen);
+	return true;
+}
+
 static void lockless_race_fallocate(struct kunit *test)
 {
-	struct race *race = race_start(test, LR_TMPFS);
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0;
-	u32 rnd = 3;
-
-	filemap_read_rcu_stat(&s0);
-	while (race_more(test, race, deadline)) {
-		struct file *file = race->lf->file;
-		loff_t off = race_range(&rnd);
-
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(file, RACE_PUNCH, off, SZ_64K),
-				0);
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(file, FALLOC_FL_KEEP_SIZE,
-						    off, SZ_64K), 0);
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(file, RACE_PUNCH, off, SZ_64K),
-				0);
-		race_rewrite(test, race, off, SZ_64K, ++ops);
-	}
-	race_end(test, race, "fallocations", ops, &s0);
+	race_run(test, LR_TMPFS, "fallocations", race_fallocate_step);
 }
 
 /*
  * huge=always: split a PMD-size folio the readers copy from, then punch
- * and rewrite its range so that the next round has a PMD-size folio again.
+ * and rewrite its range so that a later round has a PMD-size folio again.
  */
+static bool race_split_step(struct kunit *test, struct race *race, u32 *rnd,
+			    unsigned long gen)
+{
+	const loff_t pmd = PAGE_SIZE << HPAGE_PMD_ORDER;
+	loff_t off = (race_rand(rnd) % (RACE_FILE_SIZE / pmd)) * pmd;
+	struct folio *folio;
+	bool split = false;
+
+	folio = filemap_get_folio(race->lf->file->f_mapping, off >> PAGE_SHIFT);
+	if (!IS_ERR(folio)) {
+		folio_lock(folio);
+		/* Fails while a slow-path reader holds a reference */
+		split = folio_test_large(folio) && !split_folio(folio);
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	race_punch(test, race, off, pmd);
+	race_rewrite(test, race, off, pmd, gen);
+	return split;
+}
+
 static void lockless_race_split(struct kunit *test)
 {
-	struct race *race = race_start(test, LR_TMPFS_HUGE);
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	const loff_t pmd = PAGE_SIZE << HPAGE_PMD_ORDER;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0, gen = 0;
-	u32 rnd = 4;
-
-	lr_need_pmd_folio(test, race->lf, 0);
-	filemap_read_rcu_stat(&s0);
-	while (race_more(test, race, deadline)) {
-		loff_t off = (race_rand(&rnd) % (RACE_FILE_SIZE / pmd)) * pmd;
-		struct folio *folio;
-
-		folio = filemap_get_folio(race->lf->file->f_mapping,
-					  off >> PAGE_SHIFT);
-		if (!IS_ERR(folio)) {
-			folio_lock(folio);
-			/* Fails while a slow-path reader holds a reference */
-			if (folio_test_large(folio) && !split_folio(folio))
-				ops++;
-			folio_unlock(folio);
-			folio_put(folio);
-		}
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(race->lf->file, RACE_PUNCH,
-						    off, pmd), 0);
-		race_rewrite(test, race, off, pmd, ++gen);
-	}
-	race_end(test, race, "splits", ops, &s0);
+	race_run(test, LR_TMPFS_HUGE, "splits", race_split_step);
 }
 
 /*
- * Move one folio of the file to a new page; false if it did not move.
- * Drops the caller's reference: migration wants none but its own.
+ * Take a reference-less folio of the file off the LRU: the caller's lookup
+ * reference is dropped, migration and reclaim want none but the
+ * isolation's.  NULL if it is not on the LRU (an LRU batch has it).
  */
-static bool race_migrate(struct folio *folio)
+static struct folio *race_isolate(struct race *race, u32 *rnd)
+{
+	pgoff_t index = race_rand(rnd) % (RACE_FILE_SIZE >> PAGE_SHIFT);
+	struct folio *folio;
+	bool isolated;
+
+	folio = filemap_get_folio(race->lf->file->f_mapping, index);
+	if (IS_ERR(folio))
+		return NULL;
+	isolated = folio_isolate_lru(folio);
+	folio_put(folio);
+	return isolated ? folio : NULL;
+}
+
+/* Move one folio of the file to a new page, while it is read */
+static bool race_migration_step(struct kunit *test, struct race *race,
+				u32 *rnd, unsigned long gen)
 {
 	struct migration_target_control mtc = {
 		.nid = NUMA_NO_NODE,
 		.gfp_mask = GFP_HIGHUSER_MOVABLE,
 		.reason = MR_SYSCALL,
 	};
+	struct folio *folio = race_isolate(race, rnd);
 	unsigned int moved = 0;
 	LIST_HEAD(list);
 
-	if (!folio_isolate_lru(folio)) {
-		folio_put(folio);
+	if (!(gen % 64))
+		lru_add_drain_all();
+	if (!folio)
 		return false;
-	}
-	folio_put(folio);
 	list_add(&folio->lru, &list);
 	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
 			    folio_nr_pages(folio));
@@ -336,63 +362,31 @@ static bool race_migrate(struct folio *folio)
 	return moved;
 }
 
-/* Migrate the file's folios, one at a time, while they are read */
 static void lockless_race_migration(struct kunit *test)
 {
-	struct race *race = race_start(test, LR_TMPFS);
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0;
-	u32 rnd = 5;
-
-	filemap_read_rcu_stat(&s0);
-	lru_add_drain_all();
-	while (race_more(test, race, deadline)) {
-		pgoff_t index = race_rand(&rnd) % (RACE_FILE_SIZE >> PAGE_SHIFT);
-		struct folio *folio;
-
-		folio = filemap_get_folio(race->lf->file->f_mapping, index);
-		if (IS_ERR(folio))
-			continue;
-		ops += race_migrate(folio);
-		if (!(ops % 64))
-			lru_add_drain();
-	}
-	race_end(test, race, "migrations", ops, &s0);
+	race_run(test, LR_TMPFS, "migrations", race_migration_step);
 }
 
-/* Swap tmpfs folios out while they are read; needs a swap device */
+/* Swap one tmpfs folio out while it is read; needs a swap device */
+static bool race_swap_out_step(struct kunit *test, struct race *race,
+			       u32 *rnd, unsigned long gen)
+{
+	struct folio *folio = race_isolate(race, rnd);
+	LIST_HEAD(list);
+
+	if (!(gen % 64))
+		lru_add_drain_all();
+	if (!folio)
+		return false;
+	list_add(&folio->lru, &list);
+	return reclaim_pages(&list) > 0;
+}
+
 static void lockless_race_swap_out(struct kunit *test)
 {
-	struct race *race;
-	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
-	struct filemap_read_rcu_stat s0;
-	unsigned long ops = 0;
-	u32 rnd = 6;
-
 	if (!total_swap_pages)
 		kunit_skip(test, "no swap device in this guest (total_swap_pages is 0)");
-	race = race_start(test, LR_TMPFS);
-	filemap_read_rcu_stat(&s0);
-	lru_add_drain_all();
-	while (race_more(test, race, deadline)) {
-		pgoff_t index = race_rand(&rnd) % (RACE_FILE_SIZE >> PAGE_SHIFT);
-		struct folio *folio;
-		LIST_HEAD(list);
-
-		folio = filemap_get_folio(race->lf->file->f_mapping, index);
-		if (IS_ERR(folio))
-			continue;
-		if (!folio_isolate_lru(folio)) {
-			folio_put(folio);
-			continue;
-		}
-		/* Reclaim wants no reference but the isolation's */
-		folio_put(folio);
-		list_add(&folio->lru, &list);
-		ops += reclaim_pages(&list) > 0;
-	}
-	race_end(test, race, "swap-outs", ops, &s0);
+	race_run(test, LR_TMPFS, "swap-outs", race_swap_out_step);
 }
 
 /* Collapse into a THP: khugepaged only works on a process's mappings */

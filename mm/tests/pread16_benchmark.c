@@ -36,8 +36,6 @@
 #define RUN_NS		(200 * NSEC_PER_MSEC)
 #define MAX_THREADS	64
 
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-
 enum mode { OWN_FILE, SHARED_FILE, OWN_PAGE, NR_MODES };
 static const char * const mode_name[] = { "own-file", "shared-file",
 					  "own-page" };
@@ -96,35 +94,11 @@ out:
 /* A file of MAX_THREADS pages, written, on @fs. */
 static struct file *make_file(struct kunit *test, enum fs fs)
 {
-	struct vfsmount *mnt = kunit_kern_mount(test, fs_name[fs], NULL);
-	const size_t size = MAX_THREADS * PAGE_SIZE;
-	struct file *file;
-	loff_t pos = 0;
-	void *data;
+	struct lr_file *lf = lr_file_create(test, fs == FS_TMPFS ? LR_TMPFS :
+					    LR_RAMFS, MAX_THREADS * PAGE_SIZE);
 
-	if (fs == FS_TMPFS) {
-		file = shmem_file_setup_with_mnt(mnt, "pread16", size,
-						 mk_vma_flags(VMA_NORESERVE_BIT));
-	} else {
-		struct inode *inode = ramfs_get_inode(mnt->mnt_sb, NULL,
-						      S_IFREG | 0600, 0);
-
-		KUNIT_ASSERT_NOT_NULL(test, inode);
-		file = alloc_file_pseudo(inode, mnt, "pread16", O_RDWR,
-					 &ramfs_file_operations);
-		if (IS_ERR(file))
-			iput(inode);
-	}
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "%s file: %ld",
-			       fs_name[fs], PTR_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file),
-			0);
-	data = kunit_kzalloc(test, size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	memset(data, 0x3c, size);
-	KUNIT_ASSERT_EQ(test, kernel_write(file, data, size, &pos),
-			(ssize_t)size);
-	return file;
+	lr_file_write(test, lf, 0, lf->size, 1);
+	return lf->file;
 }
 
 /* Reads per second of @nr threads in @mode on @file; 0 on error. */
