@@ -127,7 +127,7 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind)
 	KUNIT_ASSERT_NOT_NULL(test, race);
 	race->lf = lr_file_create(test, kind, RACE_FILE_SIZE);
 	lr_file_write(test, race->lf, 0, RACE_FILE_SIZE, RACE_SEED(0));
-	for (pass = 0; pass < 8; pass++)
+	for (pass = 0; pass < 8; pass++) {
 		for (off = 0; off < RACE_FILE_SIZE; off += PAGE_SIZE) {
 			u8 b[16];
 			loff_t pos = off;
@@ -136,6 +136,9 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind)
 							  sizeof(b), &pos),
 					(ssize_t)sizeof(b));
 		}
+		/* Queued activations take effect (see lockless_read_kunit.c) */
+		lru_add_drain_all();
+	}
 
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, race_stop_action,
 							race), 0);

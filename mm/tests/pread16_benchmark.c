@@ -27,6 +27,7 @@
 #include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
 #include <linux/sizes.h>
+#include <linux/swap.h>
 
 #include "../internal.h"
 #include "kunit_mount.h"
@@ -210,13 +211,16 @@ static void pread16_warm(struct kunit *test, struct file *file,
 	unsigned int pass, i;
 	char buf[16];
 
-	for (pass = 0; pass < passes; pass++)
+	for (pass = 0; pass < passes; pass++) {
 		for (i = 0; i < MAX_THREADS; i++) {
 			loff_t pos = i * PAGE_SIZE;
 
 			KUNIT_ASSERT_EQ(test, kernel_read(file, buf, sizeof(buf),
 							  &pos), 16);
 		}
+		/* Queued activations take effect before the next pass */
+		lru_add_drain_all();
+	}
 }
 
 /*
