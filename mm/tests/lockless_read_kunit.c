@@ -39,6 +39,7 @@
 #include "../page_alloc.h"
 #include "kunit_mount.h"
 #include "lockless_read.h"
+#include "vmstat_by_name.h"
 
 #if defined(CONFIG_PAGE_RCU_FREE)
 
@@ -46,25 +47,6 @@ KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
-
-/* A vm event summed over all CPUs, found by its name */
-static unsigned long vm_event(struct kunit *test, const char *name)
-{
-	unsigned long *events;
-	int i;
-
-	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
-		if (!strcmp(vm_event_name(i), name))
-			break;
-	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS,
-			    "no %s in vmstat: that rcu-free patch is not applied",
-			    name);
-	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
-			       GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, events);
-	all_vm_events(events);
-	return events[i];
-}
 
 /* Is the folio at @index flagged?  false for a hole */
 static bool index_flagged(struct file *file, pgoff_t index)

@@ -392,13 +392,6 @@ static void lockless_race_swap_out(struct kunit *test)
 	race_run(test, LR_TMPFS, "swap-outs", race_swap_out_step);
 }
 
-/* Collapse into a THP: khugepaged only works on a process's mappings */
-static void lockless_race_collapse(struct kunit *test)
-{
-	kunit_skip(test,
-		   "collapse needs MADV_COLLAPSE on a process mapping of the file");
-}
-
 /* A lockless_read case that failed with the switch off left it off */
 static int lockless_race_init(struct kunit *test)
 {
@@ -414,7 +407,6 @@ static struct kunit_case lockless_read_race_cases[] = {
 	KUNIT_CASE_SLOW(lockless_race_split),
 	KUNIT_CASE_SLOW(lockless_race_migration),
 	KUNIT_CASE_SLOW(lockless_race_swap_out),
-	KUNIT_CASE_SLOW(lockless_race_collapse),
 	{}
 };
 

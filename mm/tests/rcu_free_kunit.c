@@ -41,6 +41,7 @@
 #include "../internal.h"
 #include "../page_alloc.h"
 #include "kunit_mount.h"
+#include "vmstat_by_name.h"
 
 #ifdef CONFIG_PAGE_RCU_FREE
 
@@ -77,43 +78,6 @@ static unsigned long bad_bytes(struct page *page, unsigned int nr)
 			bad += p[off] != pattern(page_to_pfn(page + i), off);
 	}
 	return bad;
-}
-
-/* A zone counter summed over the populated zones, found by its name */
-static long zone_stat(struct kunit *test, const char *name)
-{
-	struct zone *zone;
-	long sum = 0;
-	int i;
-
-	for (i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
-		if (!strcmp(zone_stat_name(i), name))
-			break;
-	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_ZONE_STAT_ITEMS,
-			    "no %s in vmstat: that rcu-free patch is not applied",
-			    name);
-	for_each_populated_zone(zone)
-		sum += zone_page_state_snapshot(zone, i);
-	return sum;
-}
-
-/* A vm event summed over all CPUs, found by its name; may sleep */
-static unsigned long vm_event(struct kunit *test, const char *name)
-{
-	unsigned long *events;
-	int i;
-
-	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
-		if (!strcmp(vm_event_name(i), name))
-			break;
-	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS,
-			    "no %s in vmstat: that rcu-free patch is not applied",
-			    name);
-	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
-			       GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, events);
-	all_vm_events(events);
-	return events[i];
 }
 
 /* Drop the last reference on @page, whose free must wait */

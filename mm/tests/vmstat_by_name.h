@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mm counters read by name, as /proc/vmstat shows them, for the rcu-free
+ * suites: on a tree without the patch that adds a counter, the case fails
+ * and says so instead of not building.
+ */
+#ifndef MM_TESTS_VMSTAT_BY_NAME_H
+#define MM_TESTS_VMSTAT_BY_NAME_H
+
+#include <kunit/test.h>
+#include <linux/mmzone.h>
+#include <linux/vmstat.h>
+
+/* A zone counter summed over the populated zones, found by its name */
+static inline long zone_stat(struct kunit *test, const char *name)
+{
+	struct zone *zone;
+	long sum = 0;
+	int i;
+
+	for (i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+		if (!strcmp(zone_stat_name(i), name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_ZONE_STAT_ITEMS,
+			    "no %s in vmstat: that rcu-free patch is not applied",
+			    name);
+	for_each_populated_zone(zone)
+		sum += zone_page_state_snapshot(zone, i);
+	return sum;
+}
+
+/* A vm event summed over all CPUs, found by its name; may sleep */
+static inline unsigned long vm_event(struct kunit *test, const char *name)
+{
+	unsigned long *events;
+	int i;
+
+	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
+		if (!strcmp(vm_event_name(i), name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS,
+			    "no %s in vmstat: that rcu-free patch is not applied",
+			    name);
+	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
+			       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, events);
+	all_vm_events(events);
+	return events[i];
+}
+
+#endif /* MM_TESTS_VMSTAT_BY_NAME_H */
