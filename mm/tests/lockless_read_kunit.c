@@ -559,6 +559,43 @@ static void lockless_fmode_random_prev_pos(struct kunit *test)
 }
 
 /*
+ * Patch 13: a hot folio that idle page tracking marked idle is not read
+ * without a reference until an access has cleared PG_idle, so a folio
+ * read only that way does not stay idle; once cleared, reads of it are
+ * lockless again.
+ */
+static void lockless_read_clears_idle(struct kunit *test)
+{
+	struct filemap_read_rcu_stat s0, s1;
+	struct folio *folio;
+	struct lr_file *lf;
+	bool idle;
+
+	if (!IS_ENABLED(CONFIG_PAGE_IDLE_FLAG))
+		kunit_skip(test, "needs IDLE_PAGE_TRACKING (mm_debug.config has it)");
+	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	lr_file_write(test, lf, 0, lf->size, 5);
+	make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_set_idle(folio);
+
+	/* Each read enters the folio the previous one did not end in */
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	idle = folio_test_idle(folio);
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, PAGE_SIZE, 16), 16);
+	stat_now(&s0);
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	stat_now(&s1);
+	folio_put(folio);
+
+	KUNIT_EXPECT_FALSE_MSG(test, idle, "a read left the hot folio idle");
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16,
+			    "not lockless once PG_idle was cleared");
+}
+
+/*
  * Patches 12, 17: in a tmpfs file with hot folios, a fallocated folio is
  * never flagged however often it is read, reads as zeroes, and is never
  * copied without a reference; a hole reads as zeroes too.
@@ -703,6 +740,7 @@ static void name(struct kunit *test)					\
 LR_NEEDS_P13(lockless_can_copy)
 LR_NEEDS_P13(lockless_read_bytes)
 LR_NEEDS_P13(lockless_fmode_random_prev_pos)
+LR_NEEDS_P13(lockless_read_clears_idle)
 LR_NEEDS_P13(lockless_shmem_falloc_and_holes)
 LR_NEEDS_P13(lockless_debugfs_switch)
 LR_NEEDS_P13(lockless_evicted_folio_free_deferred)
@@ -721,8 +759,10 @@ static int lockless_read_test_init(struct kunit *test)
 
 static void lockless_read_test_exit(struct kunit *test)
 {
-	if (test->priv == rcu_free_start_held)
+	if (test->priv == rcu_free_start_held) {
 		kunit_deactivate_static_stub(test, rcu_free_start);
+		rcu_free_restart_held();
+	}
 	rcu_free_wait_grace();
 }
 
@@ -739,6 +779,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_read_bytes),
 #endif
 	KUNIT_CASE(lockless_fmode_random_prev_pos),
+	KUNIT_CASE(lockless_read_clears_idle),
 	KUNIT_CASE(lockless_shmem_falloc_and_holes),
 	KUNIT_CASE(lockless_debugfs_switch),
 #ifdef filemap_read_rcu_can_copy

@@ -19,6 +19,18 @@
  * (nr_free_rcu, pgfree_rcu, pgfree_rcu_expedite, pgfree_rcu_drain), so a
  * tree that lacks the patch adding one fails with a message saying so.
  *
+ * The invariant itself is checked by the series: with
+ * CONFIG_DEBUG_PAGE_RCU_FREE (implied by this suite's Kconfig entry) every
+ * waiting folio remembers the grace period it needs, and each path that
+ * hands waiting folios back counts those whose grace period had not
+ * completed (rcu_free_nr_early()).  Every case's exit waits for what the
+ * case left and expects that count unchanged, so each case is also a check
+ * that the path it drives (grace-period work, expedite, drain before OOM,
+ * rcu_free_sync() from contig allocation, compaction and memory failure)
+ * waited.  rcu_free_wait_grace() only waits for grace periods already
+ * started; only a case that stubbed rcu_free_start() restarts the lists
+ * (rcu_free_restart_held()), in its cleanup.
+ *
  * Without CONFIG_PAGE_RCU_FREE (off, or rcu-free not applied) every case
  * skips and says why.
  */
@@ -101,19 +113,43 @@ static void hold_normal_free(struct kunit *test)
 	test->priv = rcu_free_start_held;
 }
 
+/* Pages the series handed back before their grace period ended */
+static unsigned long early_frees(void)
+{
+#ifdef CONFIG_DEBUG_PAGE_RCU_FREE
+	return rcu_free_nr_early();
+#else
+	return 0;
+#endif
+}
+
+static unsigned long early_at_init;
+
+static int rcu_free_suite_init(struct kunit_suite *suite)
+{
+	if (!IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE))
+		pr_info("rcu_free: CONFIG_DEBUG_PAGE_RCU_FREE is off: no case checks the grace period of the paths it drives\n");
+	return 0;
+}
+
 /* Every case starts and ends with nothing waiting */
 static int rcu_free_test_init(struct kunit *test)
 {
 	rcu_free_wait_grace();
+	early_at_init = early_frees();
 	return 0;
 }
 
 static void rcu_free_test_exit(struct kunit *test)
 {
 	/* The grace period for what the case left waiting */
-	if (test->priv == rcu_free_start_held)
+	if (test->priv == rcu_free_start_held) {
 		kunit_deactivate_static_stub(test, rcu_free_start);
+		rcu_free_restart_held();
+	}
 	rcu_free_wait_grace();
+	KUNIT_EXPECT_EQ_MSG(test, early_frees() - early_at_init, 0,
+			    "pages freed before their grace period ended");
 }
 
 static const unsigned int folio_orders[] = { 0, 2 };
@@ -195,6 +231,58 @@ static void rcu_free_unflagged_freed_at_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, queued_in, 0);
 	KUNIT_EXPECT_EQ(test, waiting_in, waiting0);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
+}
+
+/* Attempts at freeing a folio while the first one's grace period runs */
+#define IN_FLIGHT_TRIES	100
+
+/*
+ * The two-list rule: a folio freed while a grace period runs for its
+ * CPU's batch waits for the next one.  Both come back through the
+ * grace-period work alone (nothing stranded on the second list), and the
+ * grace-period check has nothing to count.
+ */
+static void rcu_free_freed_in_flight_waits_for_next(struct kunit *test)
+{
+	long waiting0 = zone_stat(test, "nr_free_rcu");
+	struct folio *first, *second;
+	bool overlapped = false;
+	unsigned long cookie;
+	int try;
+
+	if (!IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE))
+		kunit_skip(test, "needs DEBUG_PAGE_RCU_FREE: its check tells the grace period");
+
+	for (try = 0; try < IN_FLIGHT_TRIES && !overlapped; try++) {
+		first = folio_alloc(GFP_KERNEL, 0);
+		second = folio_alloc(GFP_KERNEL, 0);
+		KUNIT_ASSERT_NOT_NULL(test, first);
+		KUNIT_ASSERT_NOT_NULL(test, second);
+		folio_set_rcu_free(first);
+		folio_set_rcu_free(second);
+
+		migrate_disable();
+		folio_put(first);
+		/* A grace period that starts from now on serves @first */
+		cookie = get_state_synchronize_rcu();
+		while (get_state_synchronize_rcu() == cookie)
+			cond_resched();
+		folio_put(second);
+		/* Only if @first was still waiting did @second overlap it */
+		overlapped = folio_test_rcu_free(first);
+		migrate_enable();
+
+		rcu_free_wait_grace();
+	}
+
+	KUNIT_ASSERT_TRUE_MSG(test, overlapped,
+			      "no free overlapped a grace period in %d tries",
+			      IN_FLIGHT_TRIES);
+	KUNIT_EXPECT_EQ_MSG(test, rcu_free_nr_queued(), 0,
+			    "stranded on the lists after their grace periods");
+	KUNIT_EXPECT_EQ(test, zone_stat(test, "nr_free_rcu"), waiting0);
+	KUNIT_EXPECT_EQ_MSG(test, early_frees() - early_at_init, 0,
+			    "the second folio joined the first one's grace period");
 }
 
 /*
@@ -521,10 +609,15 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
  * With a page of its zone waiting for a grace period, held back, sync
  * compaction frees the waiting pages; async compaction leaves them.
  */
-static void rcu_free_compaction(struct kunit *test, enum migrate_mode mode)
+static void rcu_free_compaction(struct kunit *test, enum migrate_mode mode,
+				bool migrated)
 {
 #ifdef compaction_free_rcu
-	struct compact_control cc = { .mode = mode };
+	struct compact_control cc = {
+		.mode = mode,
+		.rcu_free_migrated = migrated,
+	};
+	bool expect_freed = mode != MIGRATE_ASYNC && migrated;
 	struct page *page;
 	bool freed, waiting;
 
@@ -537,8 +630,8 @@ static void rcu_free_compaction(struct kunit *test, enum migrate_mode mode)
 	freed = compaction_free_rcu(&cc);
 	waiting = folio_test_rcu_free(page_folio(page));
 
-	KUNIT_EXPECT_EQ(test, freed, mode != MIGRATE_ASYNC);
-	KUNIT_EXPECT_EQ(test, waiting, mode == MIGRATE_ASYNC);
+	KUNIT_EXPECT_EQ(test, freed, expect_freed);
+	KUNIT_EXPECT_EQ(test, waiting, !expect_freed);
 #else
 	KUNIT_FAIL(test, "compaction does not free them: patch 8 is not applied");
 #endif
@@ -547,13 +640,52 @@ static void rcu_free_compaction(struct kunit *test, enum migrate_mode mode)
 /* Sync compaction frees the migrated folios that wait */
 static void rcu_free_compaction_sync_frees(struct kunit *test)
 {
-	rcu_free_compaction(test, MIGRATE_SYNC);
+	rcu_free_compaction(test, MIGRATE_SYNC, true);
 }
 
 /* Async compaction does not wait for a grace period */
 static void rcu_free_compaction_async_leaves(struct kunit *test)
 {
-	rcu_free_compaction(test, MIGRATE_ASYNC);
+	rcu_free_compaction(test, MIGRATE_ASYNC, true);
+}
+
+/*
+ * Sync compaction that isolated no flagged folio leaves the pages other
+ * frees keep waiting: no expedited grace period for each block it leaves.
+ */
+static void rcu_free_compaction_unrelated_left(struct kunit *test)
+{
+	rcu_free_compaction(test, MIGRATE_SYNC, false);
+}
+
+/*
+ * rcu_free_sync() puts what it drains on the buddy lists, where the next
+ * watermark check sees it, not on a per-CPU list.  ZONE_DMA, which nothing
+ * else allocates from here, keeps the pages where the drain put them.
+ */
+static void rcu_free_drain_frees_to_buddy(struct kunit *test)
+{
+#ifdef compaction_free_rcu
+	const int nr = 64;
+	struct page **pages = dma_pages(test);
+	int i, in_buddy = 0;
+
+	for (i = 0; i < nr; i++) {
+		pages[i] = alloc_page(GFP_KERNEL | GFP_DMA | __GFP_NOWARN);
+		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+	}
+	hold_normal_free(test);
+	for (i = 0; i < nr; i++)
+		put_flagged(pages[i]);
+	rcu_free_sync();
+	for (i = 0; i < nr; i++)
+		in_buddy += is_free_buddy_page(pages[i]);
+
+	KUNIT_EXPECT_EQ_MSG(test, in_buddy, nr,
+			    "drained pages not on the buddy lists");
+#else
+	KUNIT_FAIL(test, "no rcu_free_sync() to test: patches 7-8 are not applied");
+#endif
 }
 
 /*
@@ -601,6 +733,137 @@ static void rcu_free_memory_failure(struct kunit *test)
 static void rcu_free_soft_offline(struct kunit *test)
 {
 	rcu_free_poison(test, true);
+}
+
+/*
+ * A one-page ramfs file whose folio is clean, on the LRU and flagged: what
+ * soft offline invalidates and what stealing used to take.  ramfs keeps
+ * its folios dirty; clearing that stands in for writeback.
+ */
+static struct file *cached_flagged_folio(struct kunit *test, const char *name,
+					 struct folio **folio)
+{
+	struct vfsmount *mnt = kunit_kern_mount(test, "ramfs", NULL);
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	void *data;
+
+	file = file_open_root_mnt(mnt, name, O_CREAT | O_RDWR, 0600);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x5a, PAGE_SIZE);
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
+
+	*folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(*folio));
+	folio_clear_dirty_for_io(*folio);
+	folio_set_rcu_free(*folio);
+	folio_unlock(*folio);
+	folio_put(*folio);
+	lru_add_drain_all();
+	return file;
+}
+
+/*
+ * Soft offline of a hot, clean page cache folio drops its last reference
+ * and takes a hwpoison reference at once: the folio must not be queued in
+ * between, and the free after an unpoison waits for one grace period (a
+ * folio still queued would be added to a list a second time).
+ */
+static void rcu_free_soft_offline_cached_then_unpoison(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_FAILURE
+	unsigned long queued0, queued_poisoned, queued_unpoisoned, pfn;
+	int ret, unpoisoned = -1, count;
+	struct folio *folio;
+	struct file *file;
+	bool poisoned;
+
+	file = cached_flagged_folio(test, "offlined", &folio);
+	pfn = folio_pfn(folio);
+	queued0 = rcu_free_nr_queued();
+
+	hold_normal_free(test);
+	ret = soft_offline_page(pfn, 0);
+	poisoned = PageHWPoison(&folio->page);
+	queued_poisoned = rcu_free_nr_queued();
+	count = page_count(&folio->page);
+	/* An unpoison of a queued folio would corrupt the list: not then */
+	if (poisoned && queued_poisoned == queued0)
+		unpoisoned = unpoison_memory(pfn);
+	queued_unpoisoned = rcu_free_nr_queued();
+	fput(file);
+
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_TRUE(test, poisoned);
+	KUNIT_EXPECT_EQ_MSG(test, queued_poisoned, queued0,
+			    "queued with the hwpoison reference taken");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	KUNIT_EXPECT_EQ(test, unpoisoned, 0);
+	KUNIT_EXPECT_EQ_MSG(test, queued_unpoisoned, queued0 + 1,
+			    "the free after the unpoison did not wait once");
+#else
+	kunit_skip(test, "needs MEMORY_FAILURE");
+#endif
+}
+
+/* Splitting a flagged PMD-size tmpfs folio flags every new folio */
+static void rcu_free_split_inherits_flag(struct kunit *test)
+{
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", "always");
+	const pgoff_t nr = HPAGE_PMD_NR;
+	struct folio *folio;
+	struct file *file;
+	pgoff_t index, flagged = 0;
+	unsigned int order;
+	loff_t pos = 0;
+	ssize_t ret;
+	void *data;
+	int split;
+
+	file = file_open_root_mnt(mnt, "split", O_CREAT | O_RDWR, 0600);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	data = kunit_kzalloc(test, HPAGE_PMD_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x3c, HPAGE_PMD_SIZE);
+	ret = kernel_write(file, data, HPAGE_PMD_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, HPAGE_PMD_SIZE);
+	lru_add_drain_all();
+
+	folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	order = folio_order(folio);
+	if (order != HPAGE_PMD_ORDER) {
+		folio_unlock(folio);
+		folio_put(folio);
+		fput(file);
+		KUNIT_FAIL_AND_ABORT(test, "tmpfs huge=always gave an order-%u folio",
+				     order);
+	}
+	folio_set_rcu_free(folio);
+	split = split_folio(folio);
+	folio_unlock(folio);
+	folio_put(folio);
+
+	for (index = 0; !split && index < nr; index++) {
+		folio = filemap_get_folio(file->f_mapping, index);
+		if (IS_ERR(folio))
+			continue;
+		flagged += folio_test_rcu_free(folio) && !folio_test_large(folio);
+		folio_put(folio);
+	}
+	fput(file);
+
+	KUNIT_ASSERT_EQ_MSG(test, split, 0, "the split failed");
+	KUNIT_EXPECT_EQ_MSG(test, flagged, nr,
+			    "order-0 folios flagged after the split");
+#else
+	kunit_skip(test, "needs TRANSPARENT_HUGEPAGE");
+#endif
 }
 
 /*
@@ -672,6 +935,7 @@ static struct kunit_case rcu_free_test_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_flagged_waits_for_grace_period,
 			 folio_order_gen_params),
 	KUNIT_CASE(rcu_free_unflagged_freed_at_once),
+	KUNIT_CASE(rcu_free_freed_in_flight_waits_for_next),
 	KUNIT_CASE(rcu_free_reader_sees_old_contents),
 	KUNIT_CASE(rcu_free_expedite_when_short),
 	KUNIT_CASE(rcu_free_no_expedite_when_plentiful),
@@ -681,8 +945,12 @@ static struct kunit_case rcu_free_test_cases[] = {
 	KUNIT_CASE(rcu_free_alloc_contig_range),
 	KUNIT_CASE(rcu_free_compaction_sync_frees),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
+	KUNIT_CASE(rcu_free_compaction_unrelated_left),
+	KUNIT_CASE(rcu_free_drain_frees_to_buddy),
 	KUNIT_CASE(rcu_free_memory_failure),
 	KUNIT_CASE(rcu_free_soft_offline),
+	KUNIT_CASE(rcu_free_soft_offline_cached_then_unpoison),
+	KUNIT_CASE(rcu_free_split_inherits_flag),
 	KUNIT_CASE(rcu_free_splice_move_copies),
 	{}
 };
@@ -699,6 +967,11 @@ static void rcu_free_test_exit(struct kunit *test)
 {
 }
 
+static int rcu_free_suite_init(struct kunit_suite *suite)
+{
+	return 0;
+}
+
 static void rcu_free_not_built(struct kunit *test)
 {
 }
@@ -710,6 +983,7 @@ static void rcu_free_not_built(struct kunit *test)
 static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_flagged_waits_for_grace_period),
 	RCU_FREE_SKIPPED(rcu_free_unflagged_freed_at_once),
+	RCU_FREE_SKIPPED(rcu_free_freed_in_flight_waits_for_next),
 	RCU_FREE_SKIPPED(rcu_free_reader_sees_old_contents),
 	RCU_FREE_SKIPPED(rcu_free_expedite_when_short),
 	RCU_FREE_SKIPPED(rcu_free_no_expedite_when_plentiful),
@@ -719,8 +993,12 @@ static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_alloc_contig_range),
 	RCU_FREE_SKIPPED(rcu_free_compaction_sync_frees),
 	RCU_FREE_SKIPPED(rcu_free_compaction_async_leaves),
+	RCU_FREE_SKIPPED(rcu_free_compaction_unrelated_left),
+	RCU_FREE_SKIPPED(rcu_free_drain_frees_to_buddy),
 	RCU_FREE_SKIPPED(rcu_free_memory_failure),
 	RCU_FREE_SKIPPED(rcu_free_soft_offline),
+	RCU_FREE_SKIPPED(rcu_free_soft_offline_cached_then_unpoison),
+	RCU_FREE_SKIPPED(rcu_free_split_inherits_flag),
 	RCU_FREE_SKIPPED(rcu_free_splice_move_copies),
 	{}
 };
@@ -729,6 +1007,7 @@ static struct kunit_case rcu_free_test_cases[] = {
 
 static struct kunit_suite rcu_free_test_suite = {
 	.name = "rcu_free",
+	.suite_init = rcu_free_suite_init,
 	.init = rcu_free_test_init,
 	.exit = rcu_free_test_exit,
 	.test_cases = rcu_free_test_cases,
