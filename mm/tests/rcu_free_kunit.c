@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for the deferred free of PG_rcu_free folios (rcu-free series,
- * patches 1-9): a flagged folio goes back to the allocator only after an RCU
+ * patches 1-9, 19): a flagged folio goes back to the allocator only after an RCU
  * grace period, and everything that needs the memory back sooner can get it.
  *
  * Strategy: nothing sets PG_rcu_free in these patches, so each case sets it
