@@ -606,6 +606,51 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
 #endif
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
+
+/* Open @name on @mnt for the current case; closed when the case ends */
+static struct file *case_file(struct kunit *test, struct vfsmount *mnt,
+			      const char *name)
+{
+	struct file *file;
+
+	file = file_open_root_mnt(mnt, name, O_CREAT | O_RDWR, 0600);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
+	return file;
+}
+
+/*
+ * A one-page ramfs file whose folio is clean, on the LRU and flagged: what
+ * soft offline invalidates and what stealing used to take.  ramfs keeps
+ * its folios dirty; clearing that stands in for writeback.
+ */
+static struct file *cached_flagged_folio(struct kunit *test, const char *name,
+					 struct folio **folio)
+{
+	struct vfsmount *mnt = kunit_kern_mount(test, "ramfs", NULL);
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	void *data;
+
+	file = case_file(test, mnt, name);
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x5a, PAGE_SIZE);
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
+
+	*folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(*folio));
+	folio_clear_dirty_for_io(*folio);
+	folio_set_rcu_free(*folio);
+	folio_unlock(*folio);
+	folio_put(*folio);
+	lru_add_drain_all();
+	return file;
+}
+
 /*
  * With a page of its zone waiting for a grace period, held back, sync
  * compaction frees the waiting pages; async compaction leaves them.
@@ -775,51 +820,6 @@ static void rcu_free_memory_failure(struct kunit *test)
 static void rcu_free_soft_offline(struct kunit *test)
 {
 	rcu_free_poison(test, true);
-}
-
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-
-/* Open @name on @mnt for the current case; closed when the case ends */
-static struct file *case_file(struct kunit *test, struct vfsmount *mnt,
-			      const char *name)
-{
-	struct file *file;
-
-	file = file_open_root_mnt(mnt, name, O_CREAT | O_RDWR, 0600);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
-	return file;
-}
-
-/*
- * A one-page ramfs file whose folio is clean, on the LRU and flagged: what
- * soft offline invalidates and what stealing used to take.  ramfs keeps
- * its folios dirty; clearing that stands in for writeback.
- */
-static struct file *cached_flagged_folio(struct kunit *test, const char *name,
-					 struct folio **folio)
-{
-	struct vfsmount *mnt = kunit_kern_mount(test, "ramfs", NULL);
-	struct file *file;
-	loff_t pos = 0;
-	ssize_t ret;
-	void *data;
-
-	file = case_file(test, mnt, name);
-	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	memset(data, 0x5a, PAGE_SIZE);
-	ret = kernel_write(file, data, PAGE_SIZE, &pos);
-	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
-
-	*folio = filemap_lock_folio(file->f_mapping, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(*folio));
-	folio_clear_dirty_for_io(*folio);
-	folio_set_rcu_free(*folio);
-	folio_unlock(*folio);
-	folio_put(*folio);
-	lru_add_drain_all();
-	return file;
 }
 
 /*
