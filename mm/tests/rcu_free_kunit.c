@@ -715,6 +715,8 @@ static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
 	struct compact_control cc = {
 		.mode = MIGRATE_SYNC,
 		.gfp_mask = GFP_KERNEL,
+		/* Other cases' compaction may have marked the block skipped */
+		.ignore_skip_hint = true,
 	};
 	bool noted[2], isolated[2];
 	struct folio *folio;
