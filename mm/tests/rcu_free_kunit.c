@@ -720,10 +720,19 @@ static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
 	};
 	bool noted[2], isolated[2];
 	struct folio *folio;
+	struct file *file;
 	unsigned long pfn;
+	loff_t pos = 0;
 	int flagged;
 
-	cached_flagged_folio(test, "isolated", &folio);
+	file = case_file(test, kunit_kern_mount(test, "tmpfs", "never"),
+			 "isolated");
+	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
+	folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_set_rcu_free(folio);
+	folio_unlock(folio);
+	folio_put(folio);
 	pfn = folio_pfn(folio);
 	cc.zone = folio_zone(folio);
 	for (flagged = 1; flagged >= 0; flagged--) {
