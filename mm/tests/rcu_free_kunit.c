@@ -714,11 +714,14 @@ static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
 #ifdef compaction_free_rcu
 	struct compact_control cc = {
 		.mode = MIGRATE_SYNC,
+		/* As /proc/sys/vm/compact_memory: no folio is too large */
+		.order = -1,
 		.gfp_mask = GFP_KERNEL,
 		/* Other cases' compaction may have marked the block skipped */
 		.ignore_skip_hint = true,
 	};
 	bool noted[2], isolated[2];
+	int ret[2], lru[2], refs[2];
 	struct folio *folio;
 	struct file *file;
 	unsigned long pfn;
@@ -743,14 +746,20 @@ static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
 		INIT_LIST_HEAD(&cc.migratepages);
 		cc.nr_migratepages = 0;
 		cc.rcu_free_migrated = false;
-		isolate_migratepages_range(&cc, pfn, pfn + 1);
+		lru[flagged] = folio_test_lru(folio);
+		refs[flagged] = folio_ref_count(folio);
+		ret[flagged] = isolate_migratepages_range(&cc, pfn, pfn + 1);
 		isolated[flagged] = cc.nr_migratepages == 1;
 		noted[flagged] = cc.rcu_free_migrated;
 		putback_movable_pages(&cc.migratepages);
 	}
 
-	KUNIT_ASSERT_TRUE_MSG(test, isolated[1], "the flagged folio was not isolated");
-	KUNIT_ASSERT_TRUE_MSG(test, isolated[0], "the unflagged folio was not isolated");
+	KUNIT_ASSERT_TRUE_MSG(test, isolated[1],
+			      "flagged folio not isolated: %d, lru %d, refs %d",
+			      ret[1], lru[1], refs[1]);
+	KUNIT_ASSERT_TRUE_MSG(test, isolated[0],
+			      "unflagged folio not isolated: %d, lru %d, refs %d",
+			      ret[0], lru[0], refs[0]);
 	KUNIT_EXPECT_TRUE_MSG(test, noted[1], "flagged folio not noted");
 	KUNIT_EXPECT_FALSE_MSG(test, noted[0], "unflagged folio noted");
 #else
