@@ -672,11 +672,22 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 	race_end(test, race, what, ops, reads, &s0);
 }
 
+static void race_fallocate(struct kunit *test, struct race *race,
+			   unsigned int file, loff_t off, loff_t len)
+{
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(race->f[file].lf->file,
+					    FALLOC_FL_KEEP_SIZE, off, len), 0);
+}
+
 /*
- * Punch a range of A and one of B, then write them back with @gen: B is
- * punched first and written first, so that it gets the pages A gave back
- * last if they were not held back.  With @falloc, each range is
- * fallocated (it reads as zeroes) and punched again in between.
+ * Punch a hot range of A and one of B, then write them back with @gen.  A
+ * is punched last and B written right after it, so that B gets the pages
+ * A gave back if they were not held back (unless B's punch only zeroed a
+ * PMD-size folio in place).  With @falloc, B's range is fallocated and
+ * punched again (the undo); A's is fallocated and written over: pages its
+ * punch gave back at once would come back as its fallocated folios, in
+ * reverse order, and get the data of other offsets.  Fallocated ranges
+ * read as zeroes.
  */
 static unsigned long
 race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
@@ -688,19 +699,18 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	off[0] = race_pick(race, len[0]);
 	off[1] = race_pick(race, len[1]);
 	race_target(race, off[0], len[0], off[1], len[1]);
-	for (f = RACE_FILES - 1; f >= 0; f--) {
-		struct file *file = race->f[f].lf->file;
-
-		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
-		race_punch(test, race, f, off[f], len[f]);
-		if (!falloc)
-			continue;
-		KUNIT_ASSERT_EQ(test, vfs_fallocate(file, FALLOC_FL_KEEP_SIZE,
-						    off[f], len[f]), 0);
-		race_punch(test, race, f, off[f], len[f]);
-	}
 	for (f = RACE_FILES - 1; f >= 0; f--)
-		race_write(test, race, f, off[f], off[f] + len[f], gen);
+		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
+	race_punch(test, race, 1, off[1], len[1]);
+	if (falloc) {
+		race_fallocate(test, race, 1, off[1], len[1]);
+		race_punch(test, race, 1, off[1], len[1]);
+	}
+	race_punch(test, race, 0, off[0], len[0]);
+	if (falloc)
+		race_fallocate(test, race, 0, off[0], len[0]);
+	race_write(test, race, 1, off[1], off[1] + len[1], gen);
+	race_write(test, race, 0, off[0], off[0] + len[0], gen);
 	return true;
 }
 
@@ -766,7 +776,7 @@ race_fallocate_step(struct kunit *test, struct race *race, u32 gen)
 	return race_punch_step(test, race, gen, true);
 }
 
-/* Punch, fallocate (zeroes), punch again and rewrite hot ranges */
+/* Punch and fallocate hot ranges (zeroes), write over them (A) or undo (B) */
 static void lockless_race_fallocate(struct kunit *test)
 {
 	race_run(test, LR_TMPFS, "fallocations", race_fallocate_step);
@@ -774,23 +784,36 @@ static void lockless_race_fallocate(struct kunit *test)
 
 /*
  * huge=always A: split a hot PMD-size folio (its data must not change),
- * then punch and rewrite its range, and a range of B, so that a later
- * round has a PMD-size folio there again.
+ * then punch 64 KiB of it and 64 KiB of B and write them back, B first,
+ * so that B gets the pieces A gave back if they were not held back.  A
+ * PMD range that holds no PMD-size folio is punched and rewritten whole
+ * instead, to get one back for a later step.
  */
 static unsigned long
 race_split_step(struct kunit *test, struct race *race, u32 gen)
 {
-	loff_t len[RACE_FILES] = { RACE_PMD, RACE_RANGE };
-	loff_t off[RACE_FILES];
+	loff_t pmd = race_pick(race, RACE_PMD), off[RACE_FILES];
 	struct folio *folio;
 	bool split = false;
 	int f;
 
-	off[0] = race_pick(race, len[0]);
-	off[1] = race_pick(race, len[1]);
-	race_target(race, off[0], len[0], off[1], len[1]);
 	folio = filemap_get_folio(race->f[0].lf->file->f_mapping,
-				  off[0] >> PAGE_SHIFT);
+				  pmd >> PAGE_SHIFT);
+	if (IS_ERR(folio) || !folio_test_large(folio)) {
+		if (!IS_ERR(folio))
+			folio_put(folio);
+		race_begin(&race->f[0], pmd, pmd + RACE_PMD, gen);
+		race_punch(test, race, 0, pmd, RACE_PMD);
+		race_write(test, race, 0, pmd, pmd + RACE_PMD, gen);
+		return 0;
+	}
+	folio_put(folio);
+
+	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
+	off[1] = race_pick(race, RACE_RANGE);
+	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	folio = filemap_get_folio(race->f[0].lf->file->f_mapping,
+				  pmd >> PAGE_SHIFT);
 	if (!IS_ERR(folio)) {
 		folio_lock(folio);
 		/* Fails while a slow-path reader holds a reference */
@@ -799,11 +822,11 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 		folio_put(folio);
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--) {
-		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
-		race_punch(test, race, f, off[f], len[f]);
+		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
+		race_punch(test, race, f, off[f], RACE_RANGE);
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--)
-		race_write(test, race, f, off[f], off[f] + len[f], gen);
+		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
 	return split;
 }
 
