@@ -641,6 +641,9 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0,
 					    f'log: {logpath}')
 		t_build = time.monotonic() - t0
 		extra = [f'--timeout={timeout}', '--json=' + jsonpath]
+		if debug:
+			# A page freed early reads as poison (the race suite's oracle)
+			extra.append('--kernel_args=page_poison=1')
 		if not with_slow:
 			extra.append('--filter=speed>slow')
 		if filter_glob:
