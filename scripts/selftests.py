@@ -1,0 +1,826 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""selftests: the kernel's own mm selftests on a variant's kernel under QEMU.
+
+Subcommands (the Makefile calls them; see docs/selftests.rst):
+  run VARIANT        build a kernel for VARIANT with the selftests config,
+                     the test binaries (once, from pristine 7.3), boot them
+                     in an initramfs, report per test and per TAP subtest
+  compare A B        both kernels, the same binaries; what got worse A -> B
+
+Results go to build/selftests/<variant>/ (console.log, results.txt,
+results.json, junit.xml) and build/selftests/compare-<A>-<B>/.
+"""
+
+import argparse
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mmkunit  # noqa: E402
+from mmkunit import BUILD, REPO, Error, info  # noqa: E402
+
+CONF_DIR = os.path.join(REPO, 'tools/testing/selftests/mm-kunit')
+KERNEL_CONFIG = os.path.join(CONF_DIR, 'kernel.config')
+TEST_LIST = os.path.join(CONF_DIR, 'tests')
+FLAKY_LIST = os.path.join(CONF_DIR, 'flaky')
+RESULTS = os.path.join(BUILD, 'selftests')
+BIN_DIR = os.path.join(BUILD, 'out', 'selftests-bin')
+
+# The guest: TCG with 2 vCPUs (more than the host's cores slows
+# busy-waiting tests a lot), 2 GiB split into two fake NUMA nodes.
+GUEST_MEM_MB = 2048
+GUEST_CMDLINE = 'console=ttyS0 panic=-1 rdinit=/init numa=fake=2 loglevel=5'
+EXT4_MB = 512
+BOOT_MARGIN_S = 180
+
+MARK = '@@mm-selftest'
+BEGIN_RE = re.compile(MARK + r' begin (\d+) (.*)$')
+END_RE = re.compile(MARK + r' end (\d+) rc=(\d+) secs=(\d+)')
+DONE_RE = re.compile(MARK + r' done')
+# a kernel console line: "[   12.345678] ..." (CONFIG_PRINTK_TIME)
+KERNEL_LINE_RE = re.compile(r'\[\s*\d+\.\d+\] (.*)$')
+TAP_RE = re.compile(r'^(not ok|ok) (\d+)\b\s*(?:- )?(.*?)\s*(?:#\s*(SKIP|XFAIL|TODO|XPASS)\b\s*(.*))?$',
+		    re.IGNORECASE)
+
+# A test's status, worst last; a subtest has pass, fail, skip, xfail or
+# "not run" (seen on one side of a comparison only).
+PASS, FAIL, SKIP, TIMEOUT, CRASH, NOT_RUN = 'pass', 'fail', 'skip', 'timeout', 'crash', 'not run'
+GOOD = (PASS, SKIP, 'xfail')
+KSFT_SKIP = 4
+
+
+# ------------------------------------------------------------ the test list
+
+def read_test_list(path: str = TEST_LIST) -> List[dict]:
+	"""The selection: [{'name', 'category', 'timeout', 'setup', 'argv'}]."""
+	tests, seen = [], set()
+	with open(path) as f:
+		for n, line in enumerate(f, 1):
+			line = line.split('#', 1)[0].strip()
+			if not line:
+				continue
+			cols = line.split()
+			if len(cols) < 4 or not cols[1].isdigit():
+				raise Error(f'{path}:{n}: want "category timeout setup command..."')
+			setup = {} if cols[2] == '-' else dict(
+				kv.split('=', 1) for kv in cols[2].split(','))
+			name = ' '.join(cols[3:])
+			if name in seen:
+				raise Error(f'{path}:{n}: {name!r} twice')
+			seen.add(name)
+			tests.append({'name': name, 'category': cols[0], 'timeout': int(cols[1]),
+				      'setup': setup, 'argv': cols[3:]})
+	return tests
+
+
+def read_flaky(path: str = FLAKY_LIST) -> List[dict]:
+	"""Known flakes: [{'test', 'subtest' (a glob, '' = the test), 'why'}].
+
+	A line is "test name | subtest glob | evidence"."""
+	out = []
+	if not os.path.isfile(path):
+		return out
+	with open(path) as f:
+		for line in f:
+			if line.lstrip().startswith('#') or not line.strip():
+				continue
+			parts = [p.strip() for p in line.rstrip('\n').split('|')]
+			while len(parts) < 3:
+				parts.append('')
+			out.append({'test': parts[0], 'subtest': parts[1], 'why': parts[2]})
+	return out
+
+
+def flaky_entry(flaky: List[dict], test: str, subtest: str = '') -> Optional[dict]:
+	for e in flaky:
+		if e['test'] != test:
+			continue
+		if not e['subtest'] or fnmatch.fnmatchcase(subtest, e['subtest']):
+			return e
+	return None
+
+
+# ------------------------------------------------------------ parsing
+
+def parse_tap_line(line: str) -> Optional[dict]:
+	"""One KTAP/TAP result line -> {'num', 'name', 'status', 'reason'}."""
+	m = TAP_RE.match(line.strip())
+	if not m:
+		return None
+	ok, num, name, directive, reason = m.groups()
+	directive = (directive or '').upper()
+	if directive == 'SKIP':
+		status = SKIP
+	elif directive == 'XFAIL':
+		status = 'xfail'
+	elif ok == 'ok':
+		status = PASS
+	else:
+		status = FAIL
+	return {'num': int(num), 'name': name.strip(), 'status': status,
+		'reason': (reason or '').strip()}
+
+
+def user_lines(lines: List[str]) -> List[str]:
+	"""The lines a test printed (kernel console lines left out)."""
+	return [l for l in lines if not KERNEL_LINE_RE.match(l.lstrip())]
+
+
+def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
+	"""TAP results of one test's output, and its plan ("1..N") if any.
+
+	A result line with no name (kselftest's "ok 5 # SKIP reason") is named
+	after the last "[RUN]"/"RUN" line before it, or its reason.  Subtests
+	are keyed by number: the same binary numbers its cases the same way."""
+	subs, plan, last_run = [], None, ''
+	seen: Dict[str, int] = {}
+	for line in user_lines(lines):
+		s = line.strip()
+		m = re.match(r'^1\.\.(\d+)', s)
+		if m:
+			plan = int(m.group(1))
+			continue
+		m = re.match(r'^#\s*(?:\[RUN\]|RUN)\s+(.*)$', s)
+		if m:
+			last_run = m.group(1).strip()
+			continue
+		r = parse_tap_line(s)
+		if not r:
+			continue
+		if not r['name']:
+			r['name'] = last_run or r['reason'] or f'#{r["num"]}'
+		key = f'{r["num"]}'
+		if key in seen:
+			seen[key] += 1
+			key = f'{key}.{seen[key]}'
+		else:
+			seen[key] = 1
+		r['key'] = key
+		subs.append(r)
+		last_run = ''
+	return subs, plan
+
+
+def scan_kernel_splats(lines: List[str]) -> List[str]:
+	"""Kernel console lines that show a splat (mmkunit's patterns)."""
+	found = []
+	for line in lines:
+		m = KERNEL_LINE_RE.search(line)
+		if not m:
+			continue
+		body = m.group(1)
+		if mmkunit.SPLAT_RE.search(body) and not mmkunit.SPLAT_IGNORE_RE.search(body):
+			found.append(line.strip())
+	return found
+
+
+def skip_reason(lines: List[str]) -> str:
+	"""Why a test skipped: the text after its last SKIP, else its last '#' line."""
+	ul = [l.strip() for l in user_lines(lines)]
+	for l in reversed(ul):
+		m = re.search(r'#\s*SKIP\b:?\s*(.*)$', l, re.IGNORECASE)
+		if m and m.group(1).strip():
+			return m.group(1).strip()
+	for l in reversed(ul):
+		if l.startswith('#') and not l.startswith('# Totals') and len(l) > 2:
+			return l.lstrip('# ').strip()
+	return ''
+
+
+def parse_console(text: str, tests: List[dict], host_timed_out: bool = False) -> dict:
+	"""Split a guest console into per-test results.
+
+	@tests: the list that was run, in order.  A test that began and never
+	ended is a timeout when the host killed the guest, else a crash; the
+	ones after it did not run."""
+	lines = text.splitlines()
+	by_idx: Dict[int, dict] = {}
+	outside: List[str] = []
+	cur = None
+	done = False
+	for line in lines:
+		m = BEGIN_RE.search(line)
+		if m:
+			cur = {'idx': int(m.group(1)), 'lines': [], 'end': None}
+			by_idx[cur['idx']] = cur
+			continue
+		m = END_RE.search(line)
+		if m and cur is not None and int(m.group(1)) == cur['idx']:
+			cur['end'] = (int(m.group(2)), int(m.group(3)))
+			cur = None
+			continue
+		if DONE_RE.search(line):
+			done = True
+			continue
+		(cur['lines'] if cur is not None else outside).append(line)
+	results = []
+	for i, t in enumerate(tests):
+		seg = by_idx.get(i)
+		r = {'name': t['name'], 'category': t['category'], 'timeout': t['timeout'],
+		     'status': NOT_RUN, 'rc': None, 'secs': None, 'subtests': [], 'plan': None,
+		     'splats': [], 'reason': '', 'output': []}
+		if seg is not None:
+			subs, plan = parse_subtests(seg['lines'])
+			r.update(subtests=subs, plan=plan, splats=scan_kernel_splats(seg['lines']),
+				 output=seg['lines'])
+			if seg['end'] is None:
+				r['status'] = TIMEOUT if host_timed_out else CRASH
+				r['reason'] = ('the guest was killed at its hard timeout while this ran'
+					       if host_timed_out else 'the guest stopped while this ran')
+			else:
+				rc, secs = seg['end']
+				r['rc'], r['secs'] = rc, secs
+				if rc == 0:
+					r['status'] = PASS
+				elif rc == KSFT_SKIP:
+					r['status'] = SKIP
+					r['reason'] = skip_reason(seg['lines'])
+				elif rc == 137 and secs >= t['timeout'] - 1:
+					r['status'] = TIMEOUT
+					r['reason'] = f'killed after {t["timeout"]}s'
+				else:
+					r['status'] = FAIL
+					r['reason'] = f'exit {rc}'
+				if r['status'] in (PASS, SKIP) and any(s['status'] == FAIL for s in subs):
+					r['status'] = FAIL
+					r['reason'] = f'exit {rc} but a subtest failed'
+		results.append(r)
+	return {'tests': results, 'splats_outside': scan_kernel_splats(outside),
+		'completed': done, 'boot_log_tail': outside[-40:] if not by_idx else []}
+
+
+def counts(res: dict) -> dict:
+	"""Tests and subtests by status."""
+	c = {'tests': {}, 'subtests': {}, 'splats': len(res['splats_outside'])}
+	for t in res['tests']:
+		c['tests'][t['status']] = c['tests'].get(t['status'], 0) + 1
+		c['splats'] += len(t['splats'])
+		for s in t['subtests']:
+			c['subtests'][s['status']] = c['subtests'].get(s['status'], 0) + 1
+	c['n_tests'] = sum(c['tests'].values())
+	c['n_subtests'] = sum(c['subtests'].values())
+	return c
+
+
+def fmt_counts(d: dict) -> str:
+	order = [PASS, FAIL, SKIP, 'xfail', TIMEOUT, CRASH, NOT_RUN]
+	return ', '.join(f'{d[k]} {k}' for k in order if d.get(k))
+
+
+# ------------------------------------------------------------ reports
+
+def sub_summary(t: dict) -> str:
+	n = {}
+	for s in t['subtests']:
+		n[s['status']] = n.get(s['status'], 0) + 1
+	return '/'.join(str(n.get(k, 0)) for k in (PASS, FAIL, SKIP)) if t['subtests'] else '-'
+
+
+def format_results(res: dict) -> str:
+	"""The text report of one kernel's run."""
+	out = [f'mm selftests on {res["variant"]}: {res["kernel"]}',
+	       f'{"test":<44} {"status":<8} {"secs":>5}  subtests p/f/s  reason']
+	for t in res['tests']:
+		secs = '' if t['secs'] is None else str(t['secs'])
+		out.append(f'{t["name"]:<44} {t["status"]:<8} {secs:>5}  {sub_summary(t):<14} '
+			   f'{t["reason"][:90]}')
+		for s in t['subtests']:
+			if s['status'] not in (PASS, 'xfail'):
+				why = f' ({s["reason"]})' if s['reason'] and s['reason'] != s['name'] else ''
+				out.append(f'    {s["status"]:<5} {s["key"]:>4} {s["name"][:100]}{why[:120]}')
+		for sp in t['splats']:
+			out.append(f'    SPLAT {sp}')
+	for sp in res['splats_outside']:
+		out.append(f'SPLAT outside any test: {sp}')
+	c = counts(res)
+	out.append('')
+	out.append(f'tests: {c["n_tests"]} ({fmt_counts(c["tests"])}); subtests: {c["n_subtests"]} '
+		   f'({fmt_counts(c["subtests"])}); splats: {c["splats"]}; guest {res["guest_s"]}s'
+		   + ('' if res['completed'] else '; THE GUEST DID NOT FINISH'))
+	if res.get('config_missing'):
+		out.append('config lines that did not take: ' + ' '.join(res['config_missing']))
+	return '\n'.join(out)
+
+
+def junit_xml(res: dict) -> str:
+	"""JUnit XML: a testsuite per test binary, a testcase per subtest (or
+	one for the binary when it printed none)."""
+	root = ET.Element('testsuites', name=f'mm-selftests-{res["variant"]}')
+	for t in res['tests']:
+		cases = t['subtests'] or [{'key': '0', 'name': t['name'], 'status': t['status'],
+					   'reason': t['reason']}]
+		ts = ET.SubElement(root, 'testsuite', name=t['name'], tests=str(len(cases)),
+				   time=str(t['secs'] or 0))
+		nf = ns = 0
+		for s in cases:
+			tc = ET.SubElement(ts, 'testcase', classname=t['name'],
+					   name=f'{s["key"]} {s["name"]}')
+			if s['status'] in (SKIP, NOT_RUN):
+				ns += 1
+				ET.SubElement(tc, 'skipped', message=s['reason'] or s['status'])
+			elif s['status'] not in GOOD:
+				nf += 1
+				ET.SubElement(tc, 'failure', message=s['reason'] or s['status'])
+		if t['subtests'] and t['status'] not in GOOD:
+			# the binary failed beyond its subtests (exit code, timeout)
+			tc = ET.SubElement(ts, 'testcase', classname=t['name'], name='(exit)')
+			ET.SubElement(tc, 'failure', message=f'{t["status"]}: {t["reason"]}')
+			nf += 1
+			ts.set('tests', str(len(cases) + 1))
+		for sp in t['splats']:
+			tc = ET.SubElement(ts, 'testcase', classname=t['name'], name='(kernel splat)')
+			ET.SubElement(tc, 'failure', message=sp)
+			nf += 1
+		ts.set('failures', str(nf))
+		ts.set('skipped', str(ns))
+		ET.SubElement(ts, 'system-out').text = '\n'.join(t['output'][-200:])
+	ET.indent(root)
+	return ET.tostring(root, encoding='unicode') + '\n'
+
+
+def write_reports(res: dict, out: str) -> None:
+	os.makedirs(out, exist_ok=True)
+	with open(os.path.join(out, 'results.txt'), 'w') as f:
+		f.write(format_results(res) + '\n')
+	slim = dict(res, tests=[{k: v for k, v in t.items() if k != 'output'} for t in res['tests']])
+	with open(os.path.join(out, 'results.json'), 'w') as f:
+		json.dump(slim, f, indent=1)
+	with open(os.path.join(out, 'junit.xml'), 'w') as f:
+		f.write(junit_xml(res))
+
+
+# ------------------------------------------------------------ comparing
+
+def compare(a: dict, b: dict, flaky: List[dict]) -> List[dict]:
+	"""What got worse from @a to @b, test by test and subtest by subtest.
+
+	A difference is worse when A was good (pass, skip, xfail) and B is not
+	(fail, timeout, crash, not run), or when B has splats A has not; a
+	pass that became a skip is reported as lost coverage.  Each gets a
+	'flaky' entry when tools/testing/selftests/mm-kunit/flaky names it."""
+	diffs = []
+	bt = {t['name']: t for t in b['tests']}
+	for ta in a['tests']:
+		tb = bt.get(ta['name'])
+		sb = tb['status'] if tb else NOT_RUN
+		if ta['status'] in GOOD and sb not in GOOD:
+			diffs.append({'test': ta['name'], 'subtest': '', 'a': ta['status'], 'b': sb,
+				      'kind': 'worse', 'reason': tb['reason'] if tb else ''})
+		elif ta['status'] == PASS and sb == SKIP:
+			diffs.append({'test': ta['name'], 'subtest': '', 'a': PASS, 'b': SKIP,
+				      'kind': 'coverage', 'reason': tb['reason']})
+		elif ta['status'] not in GOOD and sb in GOOD:
+			diffs.append({'test': ta['name'], 'subtest': '', 'a': ta['status'], 'b': sb,
+				      'kind': 'better', 'reason': ''})
+		subs_b = {s['key']: s for s in tb['subtests']} if tb else {}
+		for s in ta['subtests']:
+			o = subs_b.get(s['key'])
+			st = o['status'] if o else NOT_RUN
+			name = s['name'] if s['status'] != SKIP or not o else o['name']
+			if s['status'] in GOOD and st not in GOOD:
+				kind = 'worse'
+			elif s['status'] == PASS and st == SKIP:
+				kind = 'coverage'
+			elif s['status'] not in GOOD and st in GOOD:
+				kind = 'better'
+			else:
+				continue
+			diffs.append({'test': ta['name'], 'subtest': f'{s["key"]} {name}', 'a': s['status'],
+				      'b': st, 'kind': kind, 'reason': o['reason'] if o else ''})
+		if tb and tb['splats'] and not ta['splats']:
+			diffs.append({'test': ta['name'], 'subtest': '(kernel splat)', 'a': 'none',
+				      'b': f'{len(tb["splats"])} line(s)', 'kind': 'worse',
+				      'reason': tb['splats'][0]})
+	for d in diffs:
+		sub = d['subtest'].split(' ', 1)[1] if ' ' in d['subtest'] else d['subtest']
+		d['flaky'] = flaky_entry(flaky, d['test'], sub) if d['kind'] == 'worse' else None
+	return diffs
+
+
+def format_compare(a: dict, b: dict, diffs: List[dict], elapsed: float) -> str:
+	bt = {t['name']: t for t in b['tests']}
+	out = [f'mm selftests: A={a["variant"]} vs B={b["variant"]} (same binaries)',
+	       f'{"test":<44} {"A":<8} {"A p/f/s":<10} {"B":<8} {"B p/f/s":<10} verdict']
+	for ta in a['tests']:
+		tb = bt.get(ta['name'])
+		mine = [d for d in diffs if d['test'] == ta['name']]
+		if any(d['kind'] == 'worse' and not d.get('resolved') for d in mine):
+			verdict = 'WORSE'
+		elif any(d['kind'] == 'worse' for d in mine):
+			verdict = 'flake'
+		elif mine:
+			verdict = 'changed'
+		else:
+			verdict = 'same'
+		out.append(f'{ta["name"]:<44} {ta["status"]:<8} {sub_summary(ta):<10} '
+			   f'{tb["status"] if tb else NOT_RUN:<8} {sub_summary(tb) if tb else "-":<10} {verdict}')
+	out.append('')
+	for side, r in (('A', a), ('B', b)):
+		c = counts(r)
+		out.append(f'{side} {r["variant"]}: tests {c["n_tests"]} ({fmt_counts(c["tests"])}); '
+			   f'subtests {c["n_subtests"]} ({fmt_counts(c["subtests"])}); '
+			   f'splats {c["splats"]}; guest {r["guest_s"]}s')
+	out.append('')
+	if not diffs:
+		out.append('no differences')
+	for d in diffs:
+		what = d['test'] + (f' :: {d["subtest"]}' if d['subtest'] else '')
+		line = f'{d["kind"].upper():<8} {what}: {d["a"]} -> {d["b"]}'
+		if d['reason']:
+			line += f' ({d["reason"][:100]})'
+		out.append(line)
+		if d.get('flaky'):
+			out.append(f'         known flake: {d["flaky"]["why"]}')
+		if 'reruns' in d:
+			out.append(f'         re-run on B: {", ".join(d["reruns"]) or "not re-run"} -> '
+				   + ('a flake, not counted' if d.get('resolved') else 'REGRESSION'))
+	regs = [d for d in diffs if d['kind'] == 'worse' and not d.get('resolved')]
+	for side, r in (('A', a), ('B', b)):
+		for t in r['tests']:
+			for sp in t['splats']:
+				out.append(f'SPLAT on {side} during {t["name"]}: {sp}')
+		for sp in r['splats_outside']:
+			out.append(f'SPLAT on {side} outside any test: {sp}')
+	out.append('')
+	out.append(f'{len(regs)} regression(s), {counts(a)["splats"]} + {counts(b)["splats"]} splat '
+		   f'line(s); {elapsed / 60:.1f} min')
+	return '\n'.join(out)
+
+
+def compare_junit(diffs: List[dict], a: str, b: str) -> str:
+	root = ET.Element('testsuites', name=f'mm-selftests-compare-{a}-{b}')
+	ts = ET.SubElement(root, 'testsuite', name=f'{a} -> {b}', tests=str(len(diffs)))
+	nf = 0
+	for d in diffs:
+		tc = ET.SubElement(ts, 'testcase', classname=d['test'], name=d['subtest'] or '(test)')
+		if d['kind'] == 'worse' and not d.get('resolved'):
+			nf += 1
+			ET.SubElement(tc, 'failure', message=f'{d["a"]} -> {d["b"]} {d["reason"]}')
+	ts.set('failures', str(nf))
+	ET.indent(root)
+	return ET.tostring(root, encoding='unicode') + '\n'
+
+
+# ------------------------------------------------------------ building
+
+def make_env() -> dict:
+	return dict(os.environ, **mmkunit.ccache_env())
+
+
+def run_logged(cmd: List[str], log: str, cwd: Optional[str] = None, timeout: int = 3600) -> None:
+	"""Run a build step niced, output to @log; raise with its tail on failure."""
+	with open(log, 'a') as f:
+		f.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
+		f.flush()
+		p = subprocess.Popen(['nice', '-n', '10'] + cmd, cwd=cwd, env=make_env(), stdout=f,
+				     stderr=subprocess.STDOUT, start_new_session=True)
+		try:
+			rc = p.wait(timeout=timeout)
+		except subprocess.TimeoutExpired:
+			os.killpg(p.pid, signal.SIGKILL)
+			p.wait()
+			rc = -1
+	if rc != 0:
+		with open(log, errors='replace') as f:
+			tail = f.read().splitlines()[-25:]
+		raise Error(f'{" ".join(cmd[:4])} failed ({rc}); log {log}:\n' + '\n'.join(tail))
+
+
+def config_lines(path: str = KERNEL_CONFIG) -> List[str]:
+	with open(path) as f:
+		return [l.strip() for l in f if l.startswith('CONFIG_')]
+
+
+def build_kernel(variant: str, jobs: int) -> Tuple[str, List[str], float]:
+	"""Assemble @variant and build its selftests kernel; return (bzImage,
+	config lines that did not take, seconds)."""
+	t0 = time.monotonic()
+	tree = mmkunit.assemble(variant)
+	out = os.path.join(BUILD, 'out', 'selftests-' + variant.replace(':', '-'))
+	os.makedirs(out, exist_ok=True)
+	log = os.path.join(out, 'build.log')
+	open(log, 'w').close()
+	make = ['make', '-C', tree, f'O={out}', 'ARCH=x86_64', 'CC=ccache gcc',
+		f'-j{jobs or os.cpu_count() or 2}']
+	with open(KERNEL_CONFIG, 'rb') as f:
+		stamp = hashlib.sha256(f.read()).hexdigest()
+	stampf = os.path.join(out, 'selftests-config.sha256')
+	cfg = os.path.join(out, '.config')
+	if not (os.path.isfile(cfg) and os.path.isfile(stampf) and open(stampf).read() == stamp):
+		info(f'selftests-{variant}: tinyconfig + {os.path.relpath(KERNEL_CONFIG, REPO)}')
+		run_logged(make + ['tinyconfig'], log)
+		with open(cfg, 'a') as f, open(KERNEL_CONFIG) as frag:
+			f.write(frag.read())
+		run_logged(make + ['olddefconfig'], log)
+		with open(stampf, 'w') as f:
+			f.write(stamp)
+	with open(cfg) as f:
+		have = {l.strip() for l in f}
+	missing = [l for l in config_lines() if l not in have]
+	if missing:
+		info(f'selftests-{variant}: config lines that did not take: {" ".join(missing)}')
+	info(f'selftests-{variant}: building the kernel in {os.path.relpath(out, REPO)} '
+	     f'(log {os.path.relpath(log, REPO)})')
+	run_logged(make + ['bzImage'], log)
+	return os.path.join(out, 'arch/x86/boot/bzImage'), missing, time.monotonic() - t0
+
+
+def build_binaries(jobs: int) -> str:
+	"""The mm selftests, static, from the pristine 7.3 tree; built once
+	(kept while the base source and the list stay the same)."""
+	base = mmkunit.base_commit()
+	stampf = os.path.join(BIN_DIR, 'base-commit')
+	mm = os.path.join(BIN_DIR, 'mm')
+	if os.path.isfile(stampf) and open(stampf).read() == base and os.path.isdir(mm):
+		return mm
+	tree = mmkunit.assemble('pristine')
+	shutil.rmtree(BIN_DIR, ignore_errors=True)
+	os.makedirs(mm)
+	log = os.path.join(BIN_DIR, 'build.log')
+	hdr = os.path.join(BIN_DIR, 'hdr')
+	info('selftests: building the mm selftests (static, from pristine 7.3) into '
+	     f'{os.path.relpath(mm, REPO)}')
+	run_logged(['make', '-C', tree, f'O={hdr}', 'ARCH=x86_64', 'headers'], log)
+	# -k: a binary that does not build (32-bit pkeys without multilib) is
+	# reported as missing, not fatal
+	try:
+		run_logged(['make', '-k', '-C', os.path.join(tree, 'tools/testing/selftests/mm'),
+			    f'-j{jobs or 2}', f'OUTPUT={mm}', 'LDFLAGS=-static',
+			    f'KHDR_INCLUDES=-isystem {hdr}/usr/include'], log)
+	except Error as e:
+		info(f'selftests: some binaries did not build ({str(e).splitlines()[0]})')
+	missing = [t['argv'][0] for t in read_test_list()
+		   if not os.path.isfile(os.path.join(mm, t['argv'][0]))]
+	if missing:
+		raise Error('selftests did not build: ' + ' '.join(sorted(set(missing))) +
+			    f'; log {log}')
+	with open(stampf, 'w') as f:
+		f.write(base)
+	return mm
+
+
+# ------------------------------------------------------------ the guest
+
+# Knobs put back to their boot values between tests.
+KNOBS = ['/sys/kernel/mm/transparent_hugepage/enabled',
+	 '/sys/kernel/mm/transparent_hugepage/defrag',
+	 '/sys/kernel/mm/transparent_hugepage/shmem_enabled',
+	 '/sys/kernel/mm/transparent_hugepage/use_zero_page',
+	 '/sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled',
+	 '/sys/kernel/mm/transparent_hugepage/hugepages-*kB/shmem_enabled',
+	 '/sys/kernel/mm/transparent_hugepage/khugepaged/*',
+	 '/sys/kernel/mm/ksm/run', '/sys/kernel/mm/ksm/merge_across_nodes',
+	 '/sys/kernel/mm/ksm/pages_to_scan', '/sys/kernel/mm/ksm/sleep_millisecs',
+	 '/sys/kernel/mm/ksm/use_zero_pages', '/sys/kernel/mm/ksm/max_page_sharing']
+
+
+def init_script(tests: List[dict]) -> str:
+	"""/init of the guest: mounts, zram swap, ext4, then each test between
+	markers with the reset before it, then reboot (QEMU exits)."""
+	knobs = ' '.join(KNOBS)
+	s = f'''#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin HOME=/tmp
+mkdir -p /proc /sys /dev /tmp /mnt/ext4 /dev/hugepages
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t debugfs none /sys/kernel/debug
+mount -t tmpfs tmp /tmp
+mount -t hugetlbfs none /dev/hugepages
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
+echo 1024M > /sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0
+mount -t ext4 /dev/vda /mnt/ext4 || echo "{MARK} note: no ext4 on /dev/vda"
+for f in {knobs}; do
+	[ -f "$f" ] || continue
+	v=$(cat "$f" 2>/dev/null) || continue
+	case "$v" in *\\[*) v=${{v#*[}}; v=${{v%%]*}};; esac
+	echo "$f $v" >> /tmp/knobs
+done
+reset() {{
+	kill -9 -1 2>/dev/null; wait
+	echo 2 > /sys/kernel/mm/ksm/run 2>/dev/null
+	while read f v; do echo "$v" > "$f" 2>/dev/null; done < /tmp/knobs
+	echo 0 > /proc/sys/vm/nr_hugepages
+	sync; echo 3 > /proc/sys/vm/drop_caches
+	echo 1 > /proc/sys/vm/compact_memory
+}}
+echo "{MARK} env nproc=$(nproc) nodes=$(ls -d /sys/devices/system/node/node* | wc -l) $(grep -E 'MemTotal|SwapTotal' /proc/meminfo | tr -s ' ' | tr '\\n' ' ')"
+cd /mm
+'''
+	for i, t in enumerate(tests):
+		pre = ''
+		if 'hugepages' in t['setup']:
+			pre = f'echo {int(t["setup"]["hugepages"])} > /proc/sys/vm/nr_hugepages; '
+		cmd = ' '.join(shlex.quote(a) for a in t['argv'])
+		s += (f'reset; {pre}echo "{MARK} begin {i} {t["name"]}"; t0=$(date +%s)\n'
+		      f'timeout -s KILL {t["timeout"]} ./{cmd} </dev/null 2>&1; rc=$?\n'
+		      f'echo "{MARK} end {i} rc=$rc secs=$(( $(date +%s) - t0 ))"\n')
+	s += f'reset\necho "{MARK} done"\nsync\nreboot -f\n'
+	return s
+
+
+def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
+	root = os.path.join(work, 'initramfs')
+	shutil.rmtree(root, ignore_errors=True)
+	for d in ('bin', 'mm', 'proc', 'sys', 'dev', 'tmp'):
+		os.makedirs(os.path.join(root, d))
+	shutil.copy(mmkunit.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+	for exe in sorted({t['argv'][0] for t in tests}):
+		shutil.copy(os.path.join(bins, exe), os.path.join(root, 'mm', exe))
+	with open(os.path.join(root, 'init'), 'w') as f:
+		f.write(init_script(tests))
+	os.chmod(os.path.join(root, 'init'), 0o755)
+	cpio = os.path.join(work, 'initramfs.cpio')
+	with open(cpio, 'wb') as f:
+		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
+				       check=True).stdout
+		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
+			       input=names, stdout=f, check=True)
+	return cpio
+
+
+def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
+	"""Boot the guest; return (console text, killed at the hard timeout, secs)."""
+	img = os.path.join(work, 'ext4.img')
+	if os.path.exists(img):
+		os.unlink(img)
+	subprocess.run(['truncate', '-s', f'{EXT4_MB}M', img], check=True)
+	subprocess.run([shutil.which('mkfs.ext4') or '/sbin/mkfs.ext4', '-q', '-F', img],
+		       check=True, stdout=subprocess.DEVNULL)
+	accel = mmkunit.load_qemu_config().choose_accel()
+	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot',
+	       '-m', str(GUEST_MEM_MB), '-smp', '2', '-serial', 'stdio', '-bios', 'qboot.rom',
+	       '-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',
+	       '-drive', f'file={img},if=virtio,format=raw',
+	       '-kernel', kernel, '-initrd', cpio, '-append', GUEST_CMDLINE]
+	console = os.path.join(work, 'console.log')
+	t0 = time.monotonic()
+	killed = False
+	with open(console, 'w') as logf:
+		logf.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
+		logf.flush()
+		p = subprocess.Popen(['nice', '-n', '10'] + cmd, stdout=logf,
+				     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+				     start_new_session=True)
+		try:
+			p.wait(timeout=hard_timeout)
+		except subprocess.TimeoutExpired:
+			os.killpg(p.pid, signal.SIGKILL)
+			p.wait()
+			killed = True
+	with open(console, errors='replace') as f:
+		return f.read(), killed, time.monotonic() - t0
+
+
+def run_tests(variant: str, kernel: str, bins: str, tests: List[dict], out: str,
+	      timeout: int = 0) -> dict:
+	"""Boot @kernel with @tests; parse, write the reports in @out."""
+	os.makedirs(out, exist_ok=True)
+	cpio = make_initramfs(bins, tests, out)
+	hard = timeout or sum(t['timeout'] for t in tests) + BOOT_MARGIN_S
+	info(f'selftests-{variant}: booting {len(tests)} test(s) under QEMU '
+	     f'(hard timeout {hard}s; console {os.path.relpath(out, REPO)}/console.log)')
+	text, killed, secs = boot(kernel, cpio, out, hard)
+	res = parse_console(text, tests, host_timed_out=killed)
+	res.update(variant=variant, kernel=os.path.relpath(kernel, REPO), guest_s=round(secs),
+		   host_timed_out=killed)
+	if not any(t['status'] != NOT_RUN for t in res['tests']):
+		tail = '\n'.join(text.splitlines()[-30:])
+		info(f'selftests-{variant}: no test ran; the console ends with:\n{tail}')
+	return res
+
+
+# ------------------------------------------------------------ commands
+
+def select(tests: List[dict], only: str) -> List[dict]:
+	if not only:
+		return tests
+	pats = [p.strip() for p in only.split(',') if p.strip()]
+	return [t for t in tests if any(fnmatch.fnmatchcase(t['name'], p) or
+					fnmatch.fnmatchcase(t['category'], p) for p in pats)]
+
+
+def cmd_run(args) -> int:
+	t0 = time.monotonic()
+	tests = select(read_test_list(), args.only)
+	if not tests:
+		raise Error(f'no test matches {args.only!r}')
+	bins = build_binaries(args.jobs)
+	kernel, missing, tb = build_kernel(args.variant, args.jobs)
+	out = os.path.join(RESULTS, args.variant.replace(':', '-'))
+	res = run_tests(args.variant, kernel, bins, tests, out, args.timeout)
+	res.update(config_missing=missing, build_s=round(tb))
+	write_reports(res, out)
+	print(format_results(res))
+	info(f'selftests-{args.variant}: build {tb:.0f}s, guest {res["guest_s"]}s, total '
+	     f'{(time.monotonic() - t0) / 60:.1f} min; reports in {os.path.relpath(out, REPO)}/ '
+	     '(results.txt, results.json, junit.xml, console.log)')
+	c = counts(res)
+	bad = sum(c['tests'].get(k, 0) for k in (FAIL, TIMEOUT, CRASH, NOT_RUN)) + c['splats']
+	return 1 if bad else 0
+
+
+def cmd_compare(args) -> int:
+	t0 = time.monotonic()
+	if args.a == args.b:
+		raise Error('A and B are the same kernel')
+	tests = select(read_test_list(), args.only)
+	bins = build_binaries(args.jobs)
+	kernels = {}
+	for v in (args.a, args.b):
+		kernels[v] = build_kernel(v, args.jobs)
+	outdir = os.path.join(RESULTS, f'compare-{args.a}-{args.b}'.replace(':', '-'))
+	res = {}
+	for v in (args.a, args.b):
+		kernel, missing, tb = kernels[v]
+		out = os.path.join(outdir, v.replace(':', '-'))
+		res[v] = run_tests(v, kernel, bins, tests, out, args.timeout)
+		res[v].update(config_missing=missing, build_s=round(tb))
+		write_reports(res[v], out)
+	flaky = read_flaky()
+	diffs = compare(res[args.a], res[args.b], flaky)
+	# Known flakes are run again on B before they count.
+	rerun = sorted({d['test'] for d in diffs if d.get('flaky')})
+	by_name = {t['name']: t for t in tests}
+	for rnd in range(args.reruns if rerun else 0):
+		pending = [n for n in rerun if any(d['test'] == n and not d.get('resolved')
+						   for d in diffs if d.get('flaky'))]
+		if not pending:
+			break
+		info(f'selftests: re-running known flakes on {args.b}: {", ".join(pending)}')
+		again = run_tests(args.b, kernels[args.b][0], bins, [by_name[n] for n in pending],
+				  os.path.join(outdir, f'rerun{rnd + 1}'), args.timeout)
+		for t in again['tests']:
+			for d in diffs:
+				if d['test'] != t['name'] or not d.get('flaky') or d.get('resolved'):
+					continue
+				if d['subtest'] and d['subtest'] != '(kernel splat)':
+					key = d['subtest'].split(' ', 1)[0]
+					st = next((s['status'] for s in t['subtests'] if s['key'] == key),
+						  NOT_RUN)
+				else:
+					st = t['status']
+				d.setdefault('reruns', []).append(st)
+				d['resolved'] = st in GOOD
+	elapsed = time.monotonic() - t0
+	text = format_compare(res[args.a], res[args.b], diffs, elapsed)
+	with open(os.path.join(outdir, 'compare.txt'), 'w') as f:
+		f.write(text + '\n')
+	with open(os.path.join(outdir, 'compare.json'), 'w') as f:
+		json.dump({'a': args.a, 'b': args.b, 'elapsed_s': round(elapsed), 'diffs': diffs,
+			   'counts': {v: counts(res[v]) for v in res}}, f, indent=1)
+	with open(os.path.join(outdir, 'junit.xml'), 'w') as f:
+		f.write(compare_junit(diffs, args.a, args.b))
+	print(text)
+	info(f'selftests-compare: reports in {os.path.relpath(outdir, REPO)}/ (compare.txt, '
+	     f'compare.json, junit.xml; each kernel\'s results in {args.a}/ and {args.b}/)')
+	regs = [d for d in diffs if d['kind'] == 'worse' and not d.get('resolved')]
+	splats = counts(res[args.a])['splats'] + counts(res[args.b])['splats']
+	return 1 if regs or splats else 0
+
+
+def main(argv: List[str]) -> int:
+	ap = argparse.ArgumentParser(prog='selftests', description=__doc__,
+				     formatter_class=argparse.RawDescriptionHelpFormatter)
+	sub = ap.add_subparsers(dest='cmd', required=True)
+	r = sub.add_parser('run', help='the mm selftests on one kernel')
+	r.add_argument('variant', nargs='?', default='series')
+	r.set_defaults(fn=cmd_run)
+	c = sub.add_parser('compare', help='the same selftests on kernels A and B')
+	c.add_argument('a')
+	c.add_argument('b')
+	c.add_argument('--reruns', type=int, default=3,
+		       help='re-runs on B of a known flake before it counts (default 3)')
+	c.set_defaults(fn=cmd_compare)
+	for p in (r, c):
+		p.add_argument('--jobs', type=int, default=0)
+		p.add_argument('--timeout', type=int, default=0,
+			       help='hard timeout of a whole guest run in seconds '
+			       '(default: the sum of the per-test timeouts + 180)')
+		p.add_argument('--only', default='',
+			       help='comma-separated globs of test names or categories')
+	args = ap.parse_args(argv)
+	try:
+		return args.fn(args)
+	except Error as e:
+		print(f'selftests: error: {e}', file=sys.stderr)
+		return 2
+	except KeyboardInterrupt:
+		return 130
+
+
+if __name__ == '__main__':
+	sys.exit(main(sys.argv[1:]))
