@@ -22,7 +22,8 @@
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
 # make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
-# names or categories of tools/testing/selftests/mm-kunit/tests).
+# names or categories of tools/testing/selftests/mm-kunit/tests), REUSE=1
+# (selftests-compare: take a side's results from its last make selftests).
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -104,4 +105,4 @@ selftests: deps
 
 selftests-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
-	@$(SELFTESTS) compare $(STOPTS) $(A) $(B)
+	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)

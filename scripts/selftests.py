@@ -46,8 +46,10 @@ BIN_DIR = os.path.join(BUILD, 'out', 'selftests-bin')
 GUEST_MEM_MB = 2048
 GUEST_CMDLINE = ('console=ttyS0 panic=-1 rdinit=/init numa=fake=2 loglevel=5 '
 		 'watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=120')
-EXT4_MB = 512
+EXT4_MB = 64
 BOOT_MARGIN_S = 180
+# a whole guest run; the tests normally need about a third of it
+HARD_TIMEOUT_S = 2700
 
 MARK = '@@mm-selftest'
 BEGIN_RE = re.compile(MARK + r' begin (\d+) (.*)$')
@@ -636,8 +638,9 @@ mount -t tmpfs tmp /tmp
 mount -t hugetlbfs none /dev/hugepages
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 none /sys/fs/cgroup
 echo 1024M > /sys/block/zram0/disksize && mkswap /dev/zram0 >/dev/null && swapon /dev/zram0
-mount -t ext4 /dev/vda /mnt/ext4 || echo "{MARK} note: no ext4 on /dev/vda"
+mount -t ext4 -o loop /ext4.img /mnt/ext4 || echo "{MARK} note: no ext4 on /mnt/ext4"
 for f in {knobs}; do
+	case "$f" in */full_scans|*/pages_collapsed) continue;; esac
 	[ -f "$f" ] || continue
 	v=$(cat "$f" 2>/dev/null) || continue
 	case "$v" in *\\[*) v=${{v#*[}}; v=${{v%%]*}};; esac
@@ -646,7 +649,7 @@ done
 reset() {{
 	kill -9 -1 2>/dev/null; wait
 	echo 2 > /sys/kernel/mm/ksm/run 2>/dev/null
-	while read f v; do echo "$v" > "$f" 2>/dev/null; done < /tmp/knobs
+	while read f v; do echo "$v" 2>/dev/null > "$f"; done < /tmp/knobs
 	echo 0 > /proc/sys/vm/nr_hugepages
 	sync; echo 3 > /proc/sys/vm/drop_caches
 	echo 1 > /proc/sys/vm/compact_memory
@@ -675,6 +678,11 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 	shutil.copy(mmkunit.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
 	for exe in sorted({t['argv'][0] for t in tests}):
 		shutil.copy(os.path.join(bins, exe), os.path.join(root, 'mm', exe))
+	# a fresh ext4 for every boot, mounted on /mnt/ext4 through a loop device
+	img = os.path.join(root, 'ext4.img')
+	subprocess.run(['truncate', '-s', f'{EXT4_MB}M', img], check=True)
+	subprocess.run([shutil.which('mkfs.ext4') or '/sbin/mkfs.ext4', '-q', '-F', img],
+		       check=True, stdout=subprocess.DEVNULL)
 	with open(os.path.join(root, 'init'), 'w') as f:
 		f.write(init_script(tests))
 	os.chmod(os.path.join(root, 'init'), 0o755)
@@ -689,17 +697,10 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 
 def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
 	"""Boot the guest; return (console text, killed at the hard timeout, secs)."""
-	img = os.path.join(work, 'ext4.img')
-	if os.path.exists(img):
-		os.unlink(img)
-	subprocess.run(['truncate', '-s', f'{EXT4_MB}M', img], check=True)
-	subprocess.run([shutil.which('mkfs.ext4') or '/sbin/mkfs.ext4', '-q', '-F', img],
-		       check=True, stdout=subprocess.DEVNULL)
 	accel = mmkunit.load_qemu_config().choose_accel()
 	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot',
 	       '-m', str(GUEST_MEM_MB), '-smp', '2', '-serial', 'stdio', '-bios', 'qboot.rom',
 	       '-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',
-	       '-drive', f'file={img},if=virtio,format=raw',
 	       '-kernel', kernel, '-initrd', cpio, '-append', GUEST_CMDLINE]
 	console = os.path.join(work, 'console.log')
 	t0 = time.monotonic()
@@ -720,18 +721,47 @@ def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, boo
 		return f.read(), killed, time.monotonic() - t0
 
 
+def run_key(kernel: str, bins: str, tests: List[dict]) -> str:
+	"""What a run's results depend on: the kernel file, the binaries, the list."""
+	h = hashlib.sha256(json.dumps(tests, sort_keys=True).encode())
+	h.update(built_stamp(os.path.dirname(os.path.dirname(os.path.dirname(
+		os.path.dirname(kernel))))).encode())
+	h.update(open(os.path.join(BIN_DIR, 'base-commit')).read().encode()
+		 if os.path.isfile(os.path.join(BIN_DIR, 'base-commit')) else b'')
+	h.update(kernel.encode())
+	return h.hexdigest()
+
+
+def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
+	"""The results of the last make selftests of @variant, when it ran
+	the same tests on the same kernel file to the end."""
+	path = os.path.join(RESULTS, variant.replace(':', '-'), 'results.json')
+	if not os.path.isfile(path):
+		return None
+	with open(path) as f:
+		old = json.load(f)
+	if old.get('run_key') != run_key(kernel, BIN_DIR, tests) or not old.get('completed'):
+		return None
+	with open(os.path.join(os.path.dirname(path), 'console.log'), errors='replace') as f:
+		outputs = parse_console(f.read(), tests)['tests']
+	for t, o in zip(old['tests'], outputs):
+		t['output'] = o['output']
+	old['run_dir'] = os.path.relpath(os.path.dirname(path), REPO)
+	return old
+
+
 def run_tests(variant: str, kernel: str, bins: str, tests: List[dict], out: str,
 	      timeout: int = 0) -> dict:
 	"""Boot @kernel with @tests; parse, write the reports in @out."""
 	os.makedirs(out, exist_ok=True)
 	cpio = make_initramfs(bins, tests, out)
-	hard = timeout or sum(t['timeout'] for t in tests) + BOOT_MARGIN_S
+	hard = timeout or min(sum(t['timeout'] for t in tests) + BOOT_MARGIN_S, HARD_TIMEOUT_S)
 	info(f'selftests-{variant}: booting {len(tests)} test(s) under QEMU '
 	     f'(hard timeout {hard}s; console {os.path.relpath(out, REPO)}/console.log)')
 	text, killed, secs = boot(kernel, cpio, out, hard)
 	res = parse_console(text, tests, host_timed_out=killed)
 	res.update(variant=variant, kernel=os.path.relpath(kernel, REPO), guest_s=round(secs),
-		   host_timed_out=killed)
+		   host_timed_out=killed, run_key=run_key(kernel, bins, tests))
 	if not any(t['status'] != NOT_RUN for t in res['tests']):
 		tail = '\n'.join(text.splitlines()[-30:])
 		info(f'selftests-{variant}: no test ran; the console ends with:\n{tail}')
@@ -776,14 +806,20 @@ def cmd_compare(args) -> int:
 	bins = build_binaries(args.jobs)
 	kernels = {}
 	for v in (args.a, args.b):
-		kernels[v] = build_kernel(v, args.jobs)
+		kernels[v] = build_kernel(v, args.jobs, build=not args.no_build)
 	outdir = os.path.join(RESULTS, f'compare-{args.a}-{args.b}'.replace(':', '-'))
 	res = {}
 	for v in (args.a, args.b):
 		kernel, missing, tb = kernels[v]
 		out = os.path.join(outdir, v.replace(':', '-'))
-		res[v] = run_tests(v, kernel, bins, tests, out, args.timeout)
-		res[v].update(config_missing=missing, build_s=round(tb))
+		old = reusable(v, kernel, tests) if args.reuse else None
+		if old:
+			info(f'selftests-{v}: reusing the results of {old["run_dir"]} (same kernel '
+			     'file, binaries and test list)')
+			res[v] = old
+		else:
+			res[v] = run_tests(v, kernel, bins, tests, out, args.timeout)
+			res[v].update(config_missing=missing, build_s=round(tb))
 		write_reports(res[v], out)
 	flaky = read_flaky()
 	diffs = compare(res[args.a], res[args.b], flaky)
@@ -839,16 +875,20 @@ def main(argv: List[str]) -> int:
 	c.add_argument('b')
 	c.add_argument('--reruns', type=int, default=3,
 		       help='re-runs on B of a known flake before it counts (default 3)')
+	c.add_argument('--reuse', action='store_true',
+		       help='take a side\'s results from its last make selftests when that ran '
+		       'the same list on the same kernel file')
 	c.set_defaults(fn=cmd_compare)
 	for p in (r, c):
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,
-			       help='hard timeout of a whole guest run in seconds '
-			       '(default: the sum of the per-test timeouts + 180)')
+			       help='hard timeout of a whole guest run in seconds (default: the '
+			       f'sum of the per-test timeouts + {BOOT_MARGIN_S}, at most {HARD_TIMEOUT_S})')
 		p.add_argument('--only', default='',
 			       help='comma-separated globs of test names or categories')
-	r.add_argument('--no-build', action='store_true',
-		       help='boot build/out/selftests-VARIANT as it is (a kernel built by hand)')
+	for p in (r, c):
+		p.add_argument('--no-build', action='store_true',
+			       help='boot build/out/selftests-VARIANT as it is (a kernel built by hand)')
 	args = ap.parse_args(argv)
 	try:
 		return args.fn(args)
