@@ -148,7 +148,8 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 	"""TAP results of one test's output, and its plan ("1..N") if any.
 
 	A result line with no name (kselftest's "ok 5 # SKIP reason") is named
-	after the last "[RUN]"/"RUN" line before it, or its reason.  Subtests
+	after the last "[RUN]"/"RUN"/"Run test:" line before it, or its reason;
+	a name that line extends (khugepaged's "(madvise:anon)") takes it.  Subtests
 	are keyed by number: the same binary numbers its cases the same way."""
 	subs, plan, last_run = [], None, ''
 	seen: Dict[str, int] = {}
@@ -158,7 +159,7 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 		if m:
 			plan = int(m.group(1))
 			continue
-		m = re.match(r'^#\s*(?:\[RUN\]|RUN)\s+(.*)$', s)
+		m = re.match(r'^#\s*(?:\[RUN\]|RUN|Run test:)\s+(.*)$', s)
 		if m:
 			last_run = m.group(1).strip()
 			continue
@@ -167,6 +168,10 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 			continue
 		if not r['name']:
 			r['name'] = last_run or r['reason'] or f'#{r["num"]}'
+		elif last_run.startswith(r['name'] + ' '):
+			# khugepaged: "# Run test: collapse_full (madvise:anon)"
+			# then "ok 2 collapse_full"
+			r['name'] = last_run
 		key = f'{r["num"]}'
 		if key in seen:
 			seen[key] += 1
@@ -629,10 +634,11 @@ def init_script(tests: List[dict]) -> str:
 	s = f'''#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin:/sbin HOME=/tmp
-mkdir -p /proc /sys /dev /tmp /mnt/ext4 /dev/hugepages
+mkdir -p /proc /sys /dev /tmp /mnt/ext4
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
+mkdir -p /dev/hugepages
 mount -t debugfs none /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 mount -t hugetlbfs none /dev/hugepages
@@ -721,31 +727,38 @@ def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, boo
 		return f.read(), killed, time.monotonic() - t0
 
 
-def run_key(kernel: str, bins: str, tests: List[dict]) -> str:
-	"""What a run's results depend on: the kernel file, the binaries, the list."""
-	h = hashlib.sha256(json.dumps(tests, sort_keys=True).encode())
+def run_key(kernel: str) -> str:
+	"""What a run's results depend on besides the list: the kernel file and
+	the binaries."""
+	h = hashlib.sha256(kernel.encode())
 	h.update(built_stamp(os.path.dirname(os.path.dirname(os.path.dirname(
 		os.path.dirname(kernel))))).encode())
-	h.update(open(os.path.join(BIN_DIR, 'base-commit')).read().encode()
-		 if os.path.isfile(os.path.join(BIN_DIR, 'base-commit')) else b'')
-	h.update(kernel.encode())
+	stamp = os.path.join(BIN_DIR, 'base-commit')
+	if os.path.isfile(stamp):
+		with open(stamp) as f:
+			h.update(f.read().encode())
 	return h.hexdigest()
 
 
 def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
-	"""The results of the last make selftests of @variant, when it ran
-	the same tests on the same kernel file to the end."""
+	"""The results of the last make selftests of @variant, when it ran to
+	the end on the same kernel file and binaries and ran each of @tests
+	the same way (name, command, timeout, setup); only @tests are kept."""
 	path = os.path.join(RESULTS, variant.replace(':', '-'), 'results.json')
 	if not os.path.isfile(path):
 		return None
 	with open(path) as f:
 		old = json.load(f)
-	if old.get('run_key') != run_key(kernel, BIN_DIR, tests) or not old.get('completed'):
+	if old.get('run_key') != run_key(kernel) or not old.get('completed'):
+		return None
+	ran = {t['name']: t for t in old.get('list', [])}
+	if any(ran.get(t['name']) != t for t in tests):
 		return None
 	with open(os.path.join(os.path.dirname(path), 'console.log'), errors='replace') as f:
-		outputs = parse_console(f.read(), tests)['tests']
-	for t, o in zip(old['tests'], outputs):
-		t['output'] = o['output']
+		full = parse_console(f.read(), old['list'])['tests']
+	keep = {t['name'] for t in tests}
+	old['tests'] = [t for t in full if t['name'] in keep]
+	old['list'] = tests
 	old['run_dir'] = os.path.relpath(os.path.dirname(path), REPO)
 	return old
 
@@ -761,7 +774,7 @@ def run_tests(variant: str, kernel: str, bins: str, tests: List[dict], out: str,
 	text, killed, secs = boot(kernel, cpio, out, hard)
 	res = parse_console(text, tests, host_timed_out=killed)
 	res.update(variant=variant, kernel=os.path.relpath(kernel, REPO), guest_s=round(secs),
-		   host_timed_out=killed, run_key=run_key(kernel, bins, tests))
+		   host_timed_out=killed, run_key=run_key(kernel), list=tests)
 	if not any(t['status'] != NOT_RUN for t in res['tests']):
 		tail = '\n'.join(text.splitlines()[-30:])
 		info(f'selftests-{variant}: no test ran; the console ends with:\n{tail}')
@@ -770,22 +783,27 @@ def run_tests(variant: str, kernel: str, bins: str, tests: List[dict], out: str,
 
 # ------------------------------------------------------------ commands
 
-def select(tests: List[dict], only: str) -> List[dict]:
-	if not only:
-		return tests
-	pats = [p.strip() for p in only.split(',') if p.strip()]
-	return [t for t in tests if any(fnmatch.fnmatchcase(t['name'], p) or
-					fnmatch.fnmatchcase(t['category'], p) for p in pats)]
+def select(tests: List[dict], only: str, test_timeout: int = 0) -> List[dict]:
+	"""The tests whose name or category matches one of @only's globs;
+	@test_timeout replaces each one's own limit."""
+	if only:
+		pats = [p.strip() for p in only.split(',') if p.strip()]
+		tests = [t for t in tests if any(fnmatch.fnmatchcase(t['name'], p) or
+						 fnmatch.fnmatchcase(t['category'], p) for p in pats)]
+	if test_timeout:
+		tests = [dict(t, timeout=test_timeout) for t in tests]
+	return tests
 
 
 def cmd_run(args) -> int:
 	t0 = time.monotonic()
-	tests = select(read_test_list(), args.only)
+	tests = select(read_test_list(), args.only, args.test_timeout)
 	if not tests:
 		raise Error(f'no test matches {args.only!r}')
 	bins = build_binaries(args.jobs)
 	kernel, missing, tb = build_kernel(args.variant, args.jobs, build=not args.no_build)
-	out = os.path.join(RESULTS, args.variant.replace(':', '-'))
+	out = os.path.abspath(args.out) if args.out else os.path.join(
+		RESULTS, args.variant.replace(':', '-'))
 	res = run_tests(args.variant, kernel, bins, tests, out, args.timeout)
 	res.update(config_missing=missing, build_s=round(tb))
 	write_reports(res, out)
@@ -802,7 +820,7 @@ def cmd_compare(args) -> int:
 	t0 = time.monotonic()
 	if args.a == args.b:
 		raise Error('A and B are the same kernel')
-	tests = select(read_test_list(), args.only)
+	tests = select(read_test_list(), args.only, args.test_timeout)
 	bins = build_binaries(args.jobs)
 	kernels = {}
 	for v in (args.a, args.b):
@@ -886,6 +904,10 @@ def main(argv: List[str]) -> int:
 			       f'sum of the per-test timeouts + {BOOT_MARGIN_S}, at most {HARD_TIMEOUT_S})')
 		p.add_argument('--only', default='',
 			       help='comma-separated globs of test names or categories')
+		p.add_argument('--test-timeout', type=int, default=0,
+			       help="every test's timeout in seconds instead of the list's")
+	r.add_argument('--out', default='',
+		       help='results directory (default build/selftests/VARIANT)')
 	for p in (r, c):
 		p.add_argument('--no-build', action='store_true',
 			       help='boot build/out/selftests-VARIANT as it is (a kernel built by hand)')

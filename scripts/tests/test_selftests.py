@@ -114,6 +114,60 @@ class TestConsole(unittest.TestCase):
 							'# BUG: expected in the message']), [])
 
 
+class TestRealLogs(unittest.TestCase):
+	@staticmethod
+	def run_list(n: int, names: dict) -> list:
+		"""A run list whose entry i is names[i] (placeholders elsewhere)."""
+		return [test(names.get(i, f'other{i}')) for i in range(n)]
+
+	def test_khugepaged_one_failing_subtest(self):
+		tests = self.run_list(4, {3: 'khugepaged'})
+		r = st.parse_console(data('khugepaged-anon.log'), tests)
+		k = r['tests'][3]
+		self.assertEqual((k['status'], k['rc'], k['secs']), ('fail', 1, 19))
+		self.assertEqual(k['plan'], 26)
+		self.assertEqual(len(k['subtests']), 26)
+		bad = [s for s in k['subtests'] if s['status'] != 'pass']
+		self.assertEqual([(s['key'], s['name'], s['status']) for s in bad],
+				 [('15', 'collapse_compound_extreme (madvise:anon)', 'fail')])
+		# the same TAP name twice, told apart by the "Run test:" line
+		names = [s['name'] for s in k['subtests'] if s['key'] in ('14', '15')]
+		self.assertEqual(names, ['collapse_compound_extreme (khugepaged:anon)',
+					 'collapse_compound_extreme (madvise:anon)'])
+		self.assertEqual(k['splats'], [])
+		self.assertEqual([t['status'] for t in r['tests'][:3]], ['not run'] * 3)
+
+	def test_guest_killed_mid_test(self):
+		tests = self.run_list(9, {6: 'transhuge-stress -d 10', 7: 'folio_split_race_test'})
+		r = st.parse_console(data('killed-mid-test.log'), tests, host_timed_out=True)
+		ts, fs, after = r['tests'][6], r['tests'][7], r['tests'][8]
+		self.assertEqual((ts['status'], ts['secs']), ('pass', 19))
+		self.assertEqual([s['name'] for s in ts['subtests']], ['Completed'])
+		self.assertEqual(fs['status'], 'timeout')
+		self.assertIn('hard timeout', fs['reason'])
+		self.assertEqual(fs['plan'], 1)
+		self.assertEqual(after['status'], 'not run')
+		self.assertFalse(r['completed'])
+		# the same console without the host's kill: the guest stopped
+		r = st.parse_console(data('killed-mid-test.log'), tests)
+		self.assertEqual(r['tests'][7]['status'], 'crash')
+
+	def test_flaky_khugepaged_matches_its_entry(self):
+		tests = self.run_list(4, {3: 'khugepaged'})
+		bad = st.parse_console(data('khugepaged-anon.log'), tests)
+		good = st.parse_console(data('khugepaged-anon.log').replace('not ok 15', 'ok 15')
+					.replace('rc=1', 'rc=0'), tests)
+		for r, v in ((bad, 'B'), (good, 'A')):
+			r.update(variant=v, kernel='k', guest_s=1)
+		flaky = [{'test': 'khugepaged', 'subtest': 'collapse_compound_extreme (madvise:anon)',
+			  'why': 'evidence'}]
+		d = st.compare(good, bad, flaky)
+		sub = [x for x in d if x['subtest']]
+		self.assertEqual(len(sub), 1)
+		self.assertEqual(sub[0]['subtest'], '15 collapse_compound_extreme (madvise:anon)')
+		self.assertEqual(sub[0]['flaky']['why'], 'evidence')
+
+
 class TestCompare(unittest.TestCase):
 	def test_worse_better_coverage_and_flakes(self):
 		a = result('pristine', [
