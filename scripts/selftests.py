@@ -168,7 +168,7 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 			continue
 		if not r['name']:
 			r['name'] = last_run or r['reason'] or f'#{r["num"]}'
-		elif last_run.startswith(r['name'] + ' '):
+		elif last_run.startswith(r['name'] + ' (') and last_run.endswith(')'):
 			# khugepaged: "# Run test: collapse_full (madvise:anon)"
 			# then "ok 2 collapse_full"
 			r['name'] = last_run
@@ -741,24 +741,28 @@ def run_key(kernel: str) -> str:
 
 
 def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
-	"""The results of the last make selftests of @variant, when it ran to
-	the end on the same kernel file and binaries and ran each of @tests
-	the same way (name, command, timeout, setup); only @tests are kept."""
+	"""The results of the last make selftests of @variant, when it ran on
+	the same kernel file and binaries and ran each of @tests the same way
+	(name, command, timeout, setup) to its end marker; only @tests are
+	kept.  (Each test starts from the same reset state, so the results of
+	a run stopped later, or of a run of more tests, still hold.)"""
 	path = os.path.join(RESULTS, variant.replace(':', '-'), 'results.json')
 	if not os.path.isfile(path):
 		return None
 	with open(path) as f:
 		old = json.load(f)
-	if old.get('run_key') != run_key(kernel) or not old.get('completed'):
+	if old.get('run_key') != run_key(kernel):
 		return None
 	ran = {t['name']: t for t in old.get('list', [])}
 	if any(ran.get(t['name']) != t for t in tests):
 		return None
 	with open(os.path.join(os.path.dirname(path), 'console.log'), errors='replace') as f:
-		full = parse_console(f.read(), old['list'])['tests']
-	keep = {t['name'] for t in tests}
-	old['tests'] = [t for t in full if t['name'] in keep]
+		full = {t['name']: t for t in parse_console(f.read(), old['list'])['tests']}
+	if any(full[t['name']]['rc'] is None for t in tests):
+		return None
+	old['tests'] = [full[t['name']] for t in tests]
 	old['list'] = tests
+	old['completed'] = True
 	old['run_dir'] = os.path.relpath(os.path.dirname(path), REPO)
 	return old
 
