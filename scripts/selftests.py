@@ -151,7 +151,7 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 	after the last "[RUN]"/"RUN"/"Run test:" line before it, or its reason;
 	a name that line extends (khugepaged's "(madvise:anon)") takes it.  Subtests
 	are keyed by number: the same binary numbers its cases the same way."""
-	subs, plan, last_run = [], None, ''
+	subs, plan, last_run, last_msg = [], None, '', ''
 	seen: Dict[str, int] = {}
 	for line in user_lines(lines):
 		s = line.strip()
@@ -159,6 +159,9 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 		if m:
 			plan = int(m.group(1))
 			continue
+		if s.startswith('#') and not re.match(r'^#\s*(FAIL|OK|RUN|\[RUN\])\b', s):
+			# the first message since the last result: the cause
+			last_msg = last_msg or s.lstrip('# ').strip()
 		m = re.match(r'^#\s*(?:\[RUN\]|RUN|Run test:)\s+(.*)$', s)
 		if m:
 			last_run = m.group(1).strip()
@@ -179,8 +182,12 @@ def parse_subtests(lines: List[str]) -> Tuple[List[dict], Optional[int]]:
 		else:
 			seen[key] = 1
 		r['key'] = key
+		if r['status'] == FAIL and not r['reason']:
+			# the message the test printed before it, e.g. the harness's
+			# "rmap.c:335:shm:Expected shm_fd (-1) != -1 (-1)"
+			r['reason'] = last_msg
 		subs.append(r)
-		last_run = ''
+		last_run, last_msg = '', ''
 	return subs, plan
 
 
@@ -267,6 +274,10 @@ def parse_console(text: str, tests: List[dict], host_timed_out: bool = False) ->
 				if r['status'] in (PASS, SKIP) and any(s['status'] == FAIL for s in subs):
 					r['status'] = FAIL
 					r['reason'] = f'exit {rc} but a subtest failed'
+				elif r['status'] == PASS and subs and all(s['status'] == SKIP for s in subs):
+					# the harness exits 0 when every case skipped
+					r['status'] = SKIP
+					r['reason'] = 'every subtest skipped: ' + subs[0]['reason']
 		results.append(r)
 	return {'tests': results, 'splats_outside': scan_kernel_splats(outside),
 		'completed': done, 'boot_log_tail': outside[-40:] if not by_idx else []}
@@ -307,10 +318,21 @@ def format_results(res: dict) -> str:
 		secs = '' if t['secs'] is None else str(t['secs'])
 		out.append(f'{t["name"]:<44} {t["status"]:<8} {secs:>5}  {sub_summary(t):<14} '
 			   f'{t["reason"][:90]}')
+		# consecutive subtests with the same status and text on one line
+		runs: List[list] = []
 		for s in t['subtests']:
-			if s['status'] not in (PASS, 'xfail'):
-				why = f' ({s["reason"]})' if s['reason'] and s['reason'] != s['name'] else ''
-				out.append(f'    {s["status"]:<5} {s["key"]:>4} {s["name"][:100]}{why[:120]}')
+			if s['status'] in (PASS, 'xfail'):
+				continue
+			why = f' ({s["reason"]})' if s['reason'] and s['reason'] != s['name'] else ''
+			text = f'{s["name"][:100]}{why[:120]}'
+			if runs and runs[-1][0] == s['status'] and runs[-1][3] == text:
+				runs[-1][2] = s['key']
+				runs[-1][4] += 1
+			else:
+				runs.append([s['status'], s['key'], s['key'], text, 1])
+		for status, first, last, text, n in runs:
+			keys = first if n == 1 else f'{first}-{last}'
+			out.append(f'    {status:<5} {keys:>5} {text}' + (f' (x{n})' if n > 1 else ''))
 		for sp in t['splats']:
 			out.append(f'    SPLAT {sp}')
 	for sp in res['splats_outside']:
