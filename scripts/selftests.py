@@ -907,6 +907,32 @@ def cmd_compare(args) -> int:
 	return 1 if regs or splats else 0
 
 
+def load_results(d: str, only: str = '') -> dict:
+	"""A results directory of make selftests, re-read from its console.log
+	with the list it ran (so the parsing is the current one)."""
+	with open(os.path.join(d, 'results.json')) as f:
+		old = json.load(f)
+	tests = old.get('list') or read_test_list()
+	with open(os.path.join(d, 'console.log'), errors='replace') as f:
+		res = parse_console(f.read(), tests, host_timed_out=old.get('host_timed_out', False))
+	if only:
+		keep = {t['name'] for t in select(tests, only)}
+		res['tests'] = [t for t in res['tests'] if t['name'] in keep]
+	res.update(variant=old['variant'] + f' ({os.path.relpath(d, REPO)})', kernel=old['kernel'],
+		   guest_s=old['guest_s'])
+	return res
+
+
+def cmd_compare_results(args) -> int:
+	"""Two results directories compared as make selftests-compare does,
+	without booting anything (no re-runs of flakes)."""
+	a, b = load_results(args.dir_a, args.only), load_results(args.dir_b, args.only)
+	diffs = compare(a, b, read_flaky())
+	print(format_compare(a, b, diffs, 0))
+	regs = [d for d in diffs if d['kind'] == 'worse']
+	return 1 if regs or counts(a)['splats'] + counts(b)['splats'] else 0
+
+
 def main(argv: List[str]) -> int:
 	ap = argparse.ArgumentParser(prog='selftests', description=__doc__,
 				     formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -923,6 +949,11 @@ def main(argv: List[str]) -> int:
 		       help='take a side\'s results from its last make selftests when that ran '
 		       'the same list on the same kernel file')
 	c.set_defaults(fn=cmd_compare)
+	cr = sub.add_parser('compare-results', help='two results directories, nothing booted')
+	cr.add_argument('dir_a')
+	cr.add_argument('dir_b')
+	cr.add_argument('--only', default='', help='compare only these tests (globs)')
+	cr.set_defaults(fn=cmd_compare_results)
 	for p in (r, c):
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,

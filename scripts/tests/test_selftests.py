@@ -152,6 +152,21 @@ class TestRealLogs(unittest.TestCase):
 		r = st.parse_console(data('killed-mid-test.log'), tests)
 		self.assertEqual(r['tests'][7]['status'], 'crash')
 
+	def test_oops_mid_test_is_a_crash_with_its_splats(self):
+		tests = self.run_list(8, {5: 'khugepaged all:file /mnt/ext4',
+					  6: 'transhuge-stress -d 10'})
+		r = st.parse_console(data('oops-mid-test.log'), tests)
+		before, during, after = r['tests'][5], r['tests'][6], r['tests'][7]
+		# the excerpt starts after test 5 began: its end marker alone is ignored
+		self.assertEqual(before['status'], 'not run')
+		self.assertEqual(during['status'], 'crash')
+		self.assertEqual(during['subtests'], [], 'kernel lines are no TAP results')
+		heads = [l for l in during['splats'] if 'Call Trace' not in l]
+		self.assertIn('kernel BUG at ../../tree/mm/swapfile.c:1746!', heads[0])
+		self.assertTrue(any('BUG: kernel NULL pointer dereference' in l for l in heads))
+		self.assertEqual(after['status'], 'not run')
+		self.assertEqual(r['splats_outside'], [])
+
 	def test_flaky_khugepaged_matches_its_entry(self):
 		tests = self.run_list(4, {3: 'khugepaged'})
 		bad = st.parse_console(data('khugepaged-anon.log'), tests)
