@@ -660,7 +660,8 @@ mkdir -p /proc /sys /dev /tmp /mnt/ext4
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
-mkdir -p /dev/hugepages
+mkdir -p /dev/hugepages /dev/shm
+mount -t tmpfs shm /dev/shm
 mount -t debugfs none /sys/kernel/debug
 mount -t tmpfs tmp /tmp
 mount -t hugetlbfs none /dev/hugepages
@@ -750,9 +751,10 @@ def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, boo
 
 
 def run_key(kernel: str) -> str:
-	"""What a run's results depend on besides the list: the kernel file and
-	the binaries."""
+	"""What a run's results depend on besides the list: the kernel file, the
+	binaries and the guest's /init around the tests."""
 	h = hashlib.sha256(kernel.encode())
+	h.update(init_script([]).encode())
 	h.update(built_stamp(os.path.dirname(os.path.dirname(os.path.dirname(
 		os.path.dirname(kernel))))).encode())
 	stamp = os.path.join(BIN_DIR, 'base-commit')
