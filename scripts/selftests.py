@@ -57,8 +57,8 @@ END_RE = re.compile(MARK + r' end (\d+) rc=(\d+) secs=(\d+)')
 DONE_RE = re.compile(MARK + r' done')
 # a kernel console line: "[   12.345678] ..." (CONFIG_PRINTK_TIME)
 KERNEL_LINE_RE = re.compile(r'\[\s*\d+\.\d+\] (.*)$')
-TAP_RE = re.compile(r'^(not ok|ok) (\d+)\b\s*(?:- )?(.*?)\s*(?:#\s*(SKIP|XFAIL|TODO|XPASS)\b\s*(.*))?$',
-		    re.IGNORECASE)
+TAP_RE = re.compile(r'^(not ok|ok) (\d+)\b\s*(?:- )?(.*?)\s*'
+		    r'(?:#\s*(SKIP|XFAIL|TODO|XPASS)\b\s*(.*))?$', re.IGNORECASE)
 
 # A test's status, worst last; a subtest has pass, fail, skip, xfail or
 # "not run" (seen on one side of a comparison only).
