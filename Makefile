@@ -12,6 +12,8 @@
 #   make bench-compare A=before:shmem-batch B=series   two kernels alternately
 #   make series-check every prefix of patches/series: build, run, matrix
 #   make modules-run  the tristate suites as modules, loaded in the guest
+#   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
+#   make selftests-compare A=pristine B=series   the same selftests, what got worse
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
@@ -19,7 +21,9 @@
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
-# make run SLOW=1 SUITE=lockless_read_race).
+# make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
+# names or categories of tools/testing/selftests/mm-kunit/tests), REUSE=1
+# (selftests-compare: take a side's results from its last make selftests).
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -31,12 +35,15 @@ export KDIR LINUX_TARBALL
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=
+ONLY    ?=
+SELFTESTS := $(PYTHON) $(CURDIR)/scripts/selftests.py
+STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(ONLY),--only='$(ONLY)')
 FROM    ?=
 TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
 	bench bench-compare series-check modules-run \
-	install uninstall docs
+	install uninstall docs selftests selftests-compare
 
 all: run
 
@@ -92,3 +99,10 @@ series-check: deps
 
 modules-run: deps
 	@$(MMKUNIT) modules-run $(RUNOPTS)
+
+selftests: deps
+	@$(SELFTESTS) run $(STOPTS) $(VARIANT)
+
+selftests-compare: deps
+	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
+	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)

@@ -98,7 +98,12 @@ DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
 	('/usr/lib/python3/dist-packages/matplotlib/__init__.py', 'python3-matplotlib'),
 	('sphinx-build', 'python3-sphinx'),
 	# make modules-run: the initramfs that loads the suites as modules
-	('/bin/busybox', 'busybox-static')]
+	('/bin/busybox', 'busybox-static'),
+	# make selftests: the mm selftests linked statically, their ext4 disk
+	('/usr/lib/x86_64-linux-gnu/libnuma.a', 'libnuma-dev'),
+	('/usr/lib/x86_64-linux-gnu/libcap.a', 'libcap-dev'),
+	('/usr/lib/x86_64-linux-gnu/liburing.a', 'liburing-dev'),
+	('/sbin/mkfs.ext4', 'e2fsprogs')]
 
 
 def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:
