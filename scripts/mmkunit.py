@@ -954,6 +954,19 @@ def module_ktap(console: str) -> str:
 	return console[i:] if i >= 0 else ''
 
 
+def pack_initramfs(root: str, init: str, cpio: str) -> str:
+	"""Write @init as @root/init and pack @root into the newc archive @cpio."""
+	with open(os.path.join(root, 'init'), 'w') as f:
+		f.write(init)
+	os.chmod(os.path.join(root, 'init'), 0o755)
+	with open(cpio, 'wb') as f:
+		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
+				       check=True).stdout
+		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
+			       input=names, stdout=f, check=True)
+	return cpio
+
+
 def cmd_modules_run(args) -> int:
 	"""Build the tristate suites as modules against the series kernel, load
 	them from an initramfs in the guest and read their KTAP."""
@@ -983,15 +996,8 @@ def cmd_modules_run(args) -> int:
 	for m in mods:
 		shutil.copy(os.path.join(src, m + '.ko'), root)
 	shutil.copy(BUSYBOX, os.path.join(root, 'bin', 'busybox'))
-	with open(os.path.join(root, 'init'), 'w') as f:
-		f.write(modules_init_script(mods))
-	os.chmod(os.path.join(root, 'init'), 0o755)
-	cpio = os.path.join(work, 'initramfs.cpio')
-	with open(cpio, 'wb') as f:
-		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
-				       check=True).stdout
-		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
-			       input=names, stdout=f, check=True)
+	cpio = pack_initramfs(root, modules_init_script(mods),
+			      os.path.join(work, 'initramfs.cpio'))
 	# the QEMU config's choice: KVM only where it can run guests
 	accel = load_qemu_config().choose_accel()
 	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot', '-m', '3072',
@@ -1154,11 +1160,15 @@ def main(argv: List[str]) -> int:
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,
 			       help='guest run timeout in seconds (default 1800)')
-	args = ap.parse_args(argv)
+	return run_command(ap.parse_args(argv), 'mmkunit')
+
+
+def run_command(args, prog: str) -> int:
+	"""Run the parsed subcommand: 2 and one line on an Error, 130 on ^C."""
 	try:
 		return args.fn(args)
 	except Error as e:
-		print(f'mmkunit: error: {e}', file=sys.stderr)
+		print(f'{prog}: error: {e}', file=sys.stderr)
 		return 2
 	except KeyboardInterrupt:
 		return 130

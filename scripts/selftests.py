@@ -712,16 +712,8 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 	subprocess.run(['truncate', '-s', f'{EXT4_MB}M', img], check=True)
 	subprocess.run([shutil.which('mkfs.ext4') or '/sbin/mkfs.ext4', '-q', '-F', img],
 		       check=True, stdout=subprocess.DEVNULL)
-	with open(os.path.join(root, 'init'), 'w') as f:
-		f.write(init_script(tests))
-	os.chmod(os.path.join(root, 'init'), 0o755)
-	cpio = os.path.join(work, 'initramfs.cpio')
-	with open(cpio, 'wb') as f:
-		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
-				       check=True).stdout
-		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
-			       input=names, stdout=f, check=True)
-	return cpio
+	return mmkunit.pack_initramfs(root, init_script(tests),
+				      os.path.join(work, 'initramfs.cpio'))
 
 
 def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
@@ -970,14 +962,7 @@ def main(argv: List[str]) -> int:
 	for p in (r, c):
 		p.add_argument('--no-build', action='store_true',
 			       help='boot build/out/selftests-VARIANT as it is (a kernel built by hand)')
-	args = ap.parse_args(argv)
-	try:
-		return args.fn(args)
-	except Error as e:
-		print(f'selftests: error: {e}', file=sys.stderr)
-		return 2
-	except KeyboardInterrupt:
-		return 130
+	return mmkunit.run_command(ap.parse_args(argv), 'selftests')
 
 
 if __name__ == '__main__':
