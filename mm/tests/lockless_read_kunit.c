@@ -572,7 +572,7 @@ static void lockless_read_clears_idle(struct kunit *test)
 	bool idle;
 
 	if (!IS_ENABLED(CONFIG_PAGE_IDLE_FLAG))
-		kunit_skip(test, "needs IDLE_PAGE_TRACKING (mm_debug.config has it)");
+		kunit_skip(test, "needs IDLE_PAGE_TRACKING");
 	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	lr_file_write(test, lf, 0, lf->size, 5);
 	make_hot(test, lf);
