@@ -41,12 +41,7 @@ static const struct contig_case contig_cases[] = {
 	{ "end-past-eof", ULONG_MAX, NR_PAGES - 2, NR_PAGES + 100, 2, NR_PAGES },
 };
 
-static void contig_case_desc(const struct contig_case *c, char *desc)
-{
-	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(contig, contig_cases, contig_case_desc);
+KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, desc);
 
 KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
 

@@ -263,12 +263,7 @@ static const struct can_copy_case can_copy_cases[] = {
 	  LR_OK | LR_READAHEAD | LR_SWAPBACKED, true },
 };
 
-static void can_copy_desc(const struct can_copy_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(can_copy, can_copy_cases, can_copy_desc);
+KUNIT_ARRAY_PARAM_DESC(can_copy, can_copy_cases, name);
 
 /*
  * Patches 13, 14, 17: one case per refusal and per acceptance of

@@ -40,6 +40,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/kthread.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -172,7 +173,8 @@ static void rcu_free_flagged_waits_for_grace_period(struct kunit *test)
 	const unsigned int order = *(const unsigned int *)test->param_value;
 	const long nr = 1L << order;
 	unsigned long ev0 = vm_event(test, "pgfree_rcu");
-	long waiting0 = zone_stat(test, "nr_free_rcu");
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
 	long waiting_in, waiting_after;
 	bool flag_in, buddy_in, same;
 	struct folio *folio, *other;
@@ -188,7 +190,7 @@ static void rcu_free_flagged_waits_for_grace_period(struct kunit *test)
 	ref_in = folio_ref_count(folio);
 	flag_in = folio_test_rcu_free(folio);
 	buddy_in = PageBuddy(&folio->page);
-	waiting_in = zone_stat(test, "nr_free_rcu");
+	waiting_in = zone_stat_sum(nr_free_rcu);
 	/* This CPU's pcp lists would hand a freed folio straight back */
 	other = folio_alloc(GFP_NOWAIT | __GFP_NOWARN, order);
 	same = other == folio;
@@ -205,7 +207,7 @@ static void rcu_free_flagged_waits_for_grace_period(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, (long)(vm_event(test, "pgfree_rcu") - ev0), nr);
 
 	rcu_free_wait_grace();
-	waiting_after = zone_stat(test, "nr_free_rcu");
+	waiting_after = zone_stat_sum(nr_free_rcu);
 	KUNIT_EXPECT_FALSE_MSG(test, folio_test_rcu_free(folio),
 			       "still waiting after a grace period");
 	KUNIT_EXPECT_EQ(test, waiting_after, waiting0);
@@ -214,8 +216,9 @@ static void rcu_free_flagged_waits_for_grace_period(struct kunit *test)
 /* A folio without the flag is freed at once, and nothing is counted */
 static void rcu_free_unflagged_freed_at_once(struct kunit *test)
 {
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	unsigned long ev0 = vm_event(test, "pgfree_rcu");
-	long waiting0 = zone_stat(test, "nr_free_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
 	unsigned long queued_in;
 	long waiting_in;
 	struct page *page;
@@ -226,7 +229,7 @@ static void rcu_free_unflagged_freed_at_once(struct kunit *test)
 	rcu_read_lock();
 	put_page(page);
 	queued_in = rcu_free_nr_queued();
-	waiting_in = zone_stat(test, "nr_free_rcu");
+	waiting_in = zone_stat_sum(nr_free_rcu);
 	rcu_read_unlock();
 
 	KUNIT_EXPECT_EQ(test, queued_in, 0);
@@ -422,12 +425,7 @@ static const struct drain_case drain_cases[] = {
 	  RCU_FREE_MAX_DRAINS, false },
 };
 
-static void drain_case_desc(const struct drain_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(drain, drain_cases, drain_case_desc);
+KUNIT_ARRAY_PARAM_DESC(drain, drain_cases, name);
 #define DRAIN_DECISION_CASE \
 	KUNIT_CASE_PARAM(rcu_free_drain_decision, drain_gen_params)
 #else
@@ -506,15 +504,15 @@ static struct page **dma_pages(struct kunit *test)
 static void rcu_free_drain_before_oom(struct kunit *test)
 {
 	struct page **pages = dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
 	long waiting0 = zone_stat(test, "nr_free_rcu");
-	unsigned long ev0;
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
 	struct page *page;
 	long left;
 	int i, n;
 
 	n = fill_zone_dma(pages, 0, false);
 	KUNIT_ASSERT_GT(test, n, 0);
-	ev0 = vm_event(test, "pgfree_rcu_drain");
 
 	hold_normal_free(test);
 	for (i = 0; i < n; i++)
@@ -539,9 +537,10 @@ static void rcu_free_drain_before_oom(struct kunit *test)
 static void rcu_free_drain_that_cannot_help_ends(struct kunit *test)
 {
 	struct page **pages = dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
 	long waiting0 = zone_stat(test, "nr_free_rcu");
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
 	struct page *page;
-	unsigned long ev0;
 	int i, n, held = 0;
 	long left;
 
@@ -549,7 +548,6 @@ static void rcu_free_drain_that_cannot_help_ends(struct kunit *test)
 	n = fill_zone_dma(pages, 0, false);
 	n = fill_zone_dma(pages, n, true);
 	KUNIT_ASSERT_GT(test, n, 0);
-	ev0 = vm_event(test, "pgfree_rcu_drain");
 
 	hold_normal_free(test);
 	for (i = 0; i < n; i++) {
@@ -571,15 +569,36 @@ static void rcu_free_drain_that_cannot_help_ends(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
 }
 
+/* How a case lays out the pageblock it hands to alloc_contig_range() */
+struct contig_case {
+	const char *name;
+	/* The range starts one page in; the page below it is free */
+	bool unaligned;
+	/* The pages of the range wait for a grace period, held back */
+	bool waiting;
+};
+
+static const struct contig_case contig_cases[] = {
+	{ "aligned, waiting", false, true },
+	{ "unaligned, waiting", true, true },
+	{ "unaligned, nothing waiting", true, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, name);
+
 /*
- * A pageblock whose pages all wait for a grace period, held back, is
- * allocated by alloc_contig_range(): it frees them instead of failing.
+ * alloc_contig_range() of a pageblock whose pages wait for a grace period
+ * frees them (one drain) instead of failing.  With the range starting one
+ * page in, the freed pages merge with the free page below it, and the
+ * range is found inside that buddy only if it is looked up again after
+ * the drain.  With nothing waiting, no drain.
  */
 static void rcu_free_alloc_contig_range(struct kunit *test)
 {
 #ifdef CONFIG_CONTIG_ALLOC
+	const struct contig_case *c = test->param_value;
 	const unsigned long nr = pageblock_nr_pages;
-	unsigned long pfn, i, ev0;
+	unsigned long pfn, start, i, ev0;
 	struct page *block;
 	int ret;
 
@@ -589,18 +608,26 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
 		kunit_skip(test, "no free pageblock");
 	split_page(block, pageblock_order);
 	pfn = page_to_pfn(block);
+	start = pfn + c->unaligned;
 
 	ev0 = vm_event(test, "pgfree_rcu_drain");
 	hold_normal_free(test);
-	for (i = 0; i < nr; i++)
-		put_flagged(pfn_to_page(pfn + i));
-	ret = alloc_contig_range(pfn, pfn + nr, ACR_FLAGS_NONE,
+	for (i = 0; i < nr; i++) {
+		if (c->waiting && pfn + i >= start)
+			put_flagged(pfn_to_page(pfn + i));
+		else
+			__free_page(pfn_to_page(pfn + i));
+	}
+	ret = alloc_contig_range(start, pfn + nr, ACR_FLAGS_NONE,
 				 GFP_KERNEL | __GFP_NOWARN);
 	if (!ret)
-		free_contig_range(pfn, nr);
+		free_contig_range(start, pfn + nr - start);
 
 	KUNIT_EXPECT_EQ(test, ret, 0);
-	KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+	if (c->waiting)
+		KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+	else
+		KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0, 0);
 #else
 	kunit_skip(test, "needs CONTIG_ALLOC");
 #endif
@@ -649,6 +676,81 @@ static struct file *cached_flagged_folio(struct kunit *test, const char *name,
 	folio_put(*folio);
 	lru_add_drain_all();
 	return file;
+}
+
+/*
+ * alloc_contig_range() of a pageblock holding flagged tmpfs folios in use:
+ * it migrates them, and their old copies wait for a grace period (held
+ * back), so the range is free only once it has freed them.  The file reads
+ * back the same afterwards.  The pageblock is a movable one the case
+ * allocated: it frees the first pages of it just before writing the file,
+ * so the file's folios come from this CPU's lists, then the rest.
+ */
+static void rcu_free_alloc_contig_migrated(struct kunit *test)
+{
+#ifdef CONFIG_CONTIG_ALLOC
+	const unsigned int nr_folios = 16;
+	unsigned long start, i, ev0;
+	unsigned int in_block = 0;
+	struct file *file;
+	struct folio *folio;
+	struct page *block;
+	loff_t pos = 0;
+	u8 *data, *back;
+	int ret;
+
+	file = case_file(test, kunit_kern_mount(test, "tmpfs", "never"),
+			 "contig");
+	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
+		data[i] = pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+
+	block = alloc_pages(GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN,
+			    pageblock_order);
+	if (!block)
+		kunit_skip(test, "no free pageblock");
+	split_page(block, pageblock_order);
+	start = page_to_pfn(block);
+	for (i = 0; i < nr_folios; i++)
+		__free_page(block + i);
+	ret = kernel_write(file, data, nr_folios * PAGE_SIZE, &pos);
+	for (i = nr_folios; i < pageblock_nr_pages; i++)
+		__free_page(block + i);
+	KUNIT_ASSERT_EQ(test, ret, nr_folios * PAGE_SIZE);
+
+	for (i = 0; i < nr_folios; i++) {
+		folio = filemap_lock_folio(file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_set_rcu_free(folio);
+		in_block += folio_pfn(folio) - start < pageblock_nr_pages;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!in_block)
+		kunit_skip(test, "no folio of the file in the freed pageblock");
+	lru_add_drain_all();
+
+	ev0 = vm_event(test, "pgfree_rcu_drain");
+	hold_normal_free(test);
+	ret = alloc_contig_range(start, start + pageblock_nr_pages,
+				 ACR_FLAGS_NONE, GFP_KERNEL | __GFP_NOWARN);
+	if (!ret)
+		free_contig_range(start, pageblock_nr_pages);
+	pos = 0;
+	KUNIT_ASSERT_EQ(test, kernel_read(file, back, nr_folios * PAGE_SIZE,
+					  &pos), nr_folios * PAGE_SIZE);
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    in_block);
+	KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
+#else
+	kunit_skip(test, "needs CONTIG_ALLOC");
+#endif
 }
 
 /*
@@ -844,6 +946,106 @@ static void rcu_free_soft_offline(struct kunit *test)
 	rcu_free_poison(test, true);
 }
 
+struct mf_call {
+	unsigned long pfn;
+	int ret;
+	struct completion done;
+};
+
+static int mf_call_fn(void *data)
+{
+	struct mf_call *call = data;
+
+	call->ret = memory_failure(call->pfn, MF_SW_SIMULATED);
+	complete(&call->done);
+	return 0;
+}
+
+static void unpoison_pfn(void *data)
+{
+	unsigned long *pfn = data;
+
+	if (*pfn && PageHWPoison(pfn_to_page(*pfn)))
+		unpoison_memory(*pfn);
+}
+
+/*
+ * memory_failure() of a hot tmpfs folio in use: a reader that found it
+ * before PG_hwpoison was set may still be copying from it without a
+ * reference, so memory_failure() must not return (and let its caller act
+ * on the page) while such a reader's section lasts.  The reader is this
+ * thread, spinning in rcu_read_lock() on its CPU while memory_failure()
+ * runs on another; it watches for 200 ms after PG_hwpoison is set.  The
+ * correct code cannot return in that window whatever the timing; code
+ * that does not wait returns well within it.
+ */
+static void rcu_free_memory_failure_waits_for_readers(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_FAILURE
+	struct mf_call *call;
+	unsigned long *poisoned, deadline;
+	bool seen_poison, returned;
+	struct task_struct *task;
+	struct folio *folio;
+	struct vfsmount *mnt;
+	struct file *file;
+	loff_t pos = 0;
+	int cpu;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "needs 2 CPUs: the reader spins while memory_failure() runs");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	poisoned = kunit_kzalloc(test, sizeof(*poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, call);
+	KUNIT_ASSERT_NOT_NULL(test, poisoned);
+	/* Runs after the file is gone, which frees the poisoned page */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							poisoned), 0);
+	mnt = kunit_kern_mount(test, "tmpfs", "never");
+	file = case_file(test, mnt, "poisoned");
+	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
+	folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_set_rcu_free(folio);
+	call->pfn = folio_pfn(folio);
+	folio_unlock(folio);
+	folio_put(folio);
+	lru_add_drain_all();
+	init_completion(&call->done);
+
+	migrate_disable();
+	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	if (IS_ERR(task)) {
+		migrate_enable();
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	kthread_bind(task, cpu);
+	*poisoned = call->pfn;
+
+	rcu_read_lock();
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(seen_poison = PageHWPoison(pfn_to_page(call->pfn))) &&
+	       !completion_done(&call->done) && time_before(jiffies, deadline))
+		cpu_relax();
+	deadline = jiffies + msecs_to_jiffies(200);
+	while (!(returned = completion_done(&call->done)) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+
+	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_EQ(test, call->ret, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, returned,
+			       "memory_failure() returned inside a reader's section");
+#else
+	kunit_skip(test, "needs MEMORY_FAILURE");
+#endif
+}
+
 /*
  * Soft offline of a hot, clean page cache folio drops its last reference
  * and takes a hwpoison reference at once: the folio must not be queued in
@@ -1014,13 +1216,15 @@ static struct kunit_case rcu_free_test_cases[] = {
 	DRAIN_DECISION_CASE,
 	KUNIT_CASE(rcu_free_drain_before_oom),
 	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
-	KUNIT_CASE(rcu_free_alloc_contig_range),
+	KUNIT_CASE_PARAM(rcu_free_alloc_contig_range, contig_gen_params),
+	KUNIT_CASE(rcu_free_alloc_contig_migrated),
 	KUNIT_CASE(rcu_free_compaction_sync_frees),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
 	KUNIT_CASE(rcu_free_compaction_unrelated_left),
 	KUNIT_CASE(rcu_free_compaction_isolation_notes_flag),
 	KUNIT_CASE(rcu_free_drain_frees_to_buddy),
 	KUNIT_CASE(rcu_free_memory_failure),
+	KUNIT_CASE(rcu_free_memory_failure_waits_for_readers),
 	KUNIT_CASE(rcu_free_soft_offline),
 	KUNIT_CASE(rcu_free_soft_offline_cached_then_unpoison),
 	KUNIT_CASE(rcu_free_split_inherits_flag),
@@ -1051,7 +1255,8 @@ static void rcu_free_not_built(struct kunit *test)
 
 /* The same case names, so a run without the series lists each one skipped */
 #define RCU_FREE_SKIPPED(case_name) \
-	{ .run_case = rcu_free_not_built, .name = #case_name }
+	{ .run_case = rcu_free_not_built, .name = #case_name, \
+	  .module_name = KBUILD_MODNAME }
 
 static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_flagged_waits_for_grace_period),
@@ -1064,12 +1269,14 @@ static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_drain_before_oom),
 	RCU_FREE_SKIPPED(rcu_free_drain_that_cannot_help_ends),
 	RCU_FREE_SKIPPED(rcu_free_alloc_contig_range),
+	RCU_FREE_SKIPPED(rcu_free_alloc_contig_migrated),
 	RCU_FREE_SKIPPED(rcu_free_compaction_sync_frees),
 	RCU_FREE_SKIPPED(rcu_free_compaction_async_leaves),
 	RCU_FREE_SKIPPED(rcu_free_compaction_unrelated_left),
 	RCU_FREE_SKIPPED(rcu_free_compaction_isolation_notes_flag),
 	RCU_FREE_SKIPPED(rcu_free_drain_frees_to_buddy),
 	RCU_FREE_SKIPPED(rcu_free_memory_failure),
+	RCU_FREE_SKIPPED(rcu_free_memory_failure_waits_for_readers),
 	RCU_FREE_SKIPPED(rcu_free_soft_offline),
 	RCU_FREE_SKIPPED(rcu_free_soft_offline_cached_then_unpoison),
 	RCU_FREE_SKIPPED(rcu_free_split_inherits_flag),

@@ -11,11 +11,9 @@
 #include <linux/mmzone.h>
 #include <linux/vmstat.h>
 
-/* A zone counter summed over the populated zones, found by its name */
-static inline long zone_stat(struct kunit *test, const char *name)
+/* The zone counter called @name; fails the case if there is none */
+static inline int zone_stat_item(struct kunit *test, const char *name)
 {
-	struct zone *zone;
-	long sum = 0;
 	int i;
 
 	for (i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
@@ -24,9 +22,24 @@ static inline long zone_stat(struct kunit *test, const char *name)
 	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_ZONE_STAT_ITEMS,
 			    "no %s in vmstat: that rcu-free patch is not applied",
 			    name);
+	return i;
+}
+
+/* Zone counter @item summed over the populated zones; any context */
+static inline long zone_stat_sum(int item)
+{
+	struct zone *zone;
+	long sum = 0;
+
 	for_each_populated_zone(zone)
-		sum += zone_page_state_snapshot(zone, i);
+		sum += zone_page_state_snapshot(zone, item);
 	return sum;
+}
+
+/* A zone counter summed over the populated zones, found by its name */
+static inline long zone_stat(struct kunit *test, const char *name)
+{
+	return zone_stat_sum(zone_stat_item(test, name));
 }
 
 /* A vm event summed over all CPUs, found by its name; may sleep */
