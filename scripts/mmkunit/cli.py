@@ -375,26 +375,39 @@ def run_command(args, prog: str, argv: List[str]) -> int:
 	child process group is killed on the way out."""
 	proc.install_signal_handlers()
 	lock = None
+	code = EXIT_INFRA
 	try:
 		if getattr(args, 'lock', False):
 			lock = BuildLock(f'{prog} {" ".join(argv)}'.strip())
 			lock.acquire(wait=not (args.no_wait or os.environ.get('NO_WAIT')))
 			tree.clear_stale_git_locks()
-		return args.fn(args)
+		code = args.fn(args)
 	except Error as e:
 		eprint(f'{prog}: error: {e}')
-		return EXIT_INFRA
 	except OSError as e:
 		where = f': {e.filename}' if e.filename else ''
 		eprint(f'{prog}: error: {e.strerror or e}{where}')
-		return EXIT_INFRA
 	except (KeyboardInterrupt, proc.Interrupted) as e:
 		n = proc.kill_all()
 		what = getattr(e, 'signum', signal.SIGINT)
 		eprint(f'{prog}: interrupted ({signal.Signals(what).name}); '
 		       f'stopped {n} process group(s)')
-		return EXIT_INTERRUPTED
+		code = EXIT_INTERRUPTED
 	finally:
 		proc.kill_all()
+		if lock and lock.fd is not None:
+			record_exit(code, lock.command)
 		if lock:
 			lock.release()
+	return code
+
+
+def record_exit(code: int, command: str) -> None:
+	"""build/results/last-exit: the code of the last command that held the
+	lock (.ci/run exits with it; make turns every failure into 2)."""
+	try:
+		os.makedirs(report.RESULTS, exist_ok=True)
+		with open(os.path.join(report.RESULTS, 'last-exit'), 'w') as f:
+			f.write(f'{code} {command}\n')
+	except OSError:
+		pass

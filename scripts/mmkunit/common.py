@@ -48,6 +48,17 @@ def default_jobs() -> int:
 		return os.cpu_count() or 2
 
 
+def env_number(name: str, default: float) -> float:
+	"""A number from the environment; empty means @default."""
+	v = os.environ.get(name, '').strip()
+	if not v:
+		return default
+	try:
+		return float(v)
+	except ValueError:
+		raise Error(f'{name}={v!r} is not a number')
+
+
 def sh(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
        check: bool = True, capture: bool = False, timeout: Optional[float] = None
        ) -> subprocess.CompletedProcess:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, TextIO
 
 from . import proc
-from .common import REPO, Error, rel
+from .common import REPO, Error, env_number, rel
 from .tree import QEMU_CONFIG
 
 IMAGE = 'arch/x86/boot/bzImage'
@@ -61,7 +61,7 @@ def build_progress(out: str) -> str:
 
 
 def build_timeout() -> int:
-	return int(os.environ.get('BUILD_TIMEOUT') or 3600)
+	return int(env_number('BUILD_TIMEOUT', 3600))
 
 
 def build(name: str, tree: str, out: str, configs: List[str], jobs: int,

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Set, TextIO
 
-from .common import info
+from .common import env_number, info
 
 # process groups of running children
 _groups: Set[int] = set()
@@ -80,7 +80,7 @@ class Result:
 
 
 def heartbeat_interval() -> float:
-	return float(os.environ.get('MMKUNIT_HEARTBEAT', '60'))
+	return env_number('MMKUNIT_HEARTBEAT', 60)
 
 
 def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
@@ -98,12 +98,12 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 		log.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
 		log.flush()
 	argv = (['nice', '-n', str(nice)] if nice else []) + cmd
+	beat = heartbeat_interval() if label else None
 	t0 = time.monotonic()
 	p = subprocess.Popen(argv, cwd=cwd, env=full_env, stdout=subprocess.PIPE,
 			     stderr=subprocess.STDOUT, stdin=stdin, start_new_session=True)
 	_groups.add(p.pid)
 	deadline = t0 + timeout if timeout else None
-	beat = heartbeat_interval() if label else None
 	last_out = t0
 	tail: List[str] = []
 	timed_out = False

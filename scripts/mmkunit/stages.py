@@ -12,7 +12,7 @@ import unittest
 from typing import List, Optional, Tuple
 
 from . import judge, kernel, tree
-from .common import BUILD, REPO, Error, default_jobs, info, rel
+from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
 from .report import Stage
 
 # The KUNIT_CASE_SLOW race suite that make test runs in a boot of its own
@@ -24,7 +24,7 @@ def out_dir(name: str) -> str:
 
 
 def guest_timeout(timeout: int, debug: bool) -> int:
-	return timeout or int(os.environ.get('MMKUNIT_TIMEOUT', '900' if debug else '600'))
+	return timeout or int(env_number('MMKUNIT_TIMEOUT', 900 if debug else 600))
 
 
 def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int = 0,

@@ -156,6 +156,8 @@ class FakeRepo:
 		for d in ('mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
 			  'tools/testing/kunit/qemu_configs'):
 			shutil.copytree(os.path.join(REPO, d), os.path.join(self.repo, d), ignore=ign)
+		shutil.copy(os.path.join(REPO, 'Makefile'), self.repo)
+		shutil.copytree(os.path.join(REPO, '.ci'), os.path.join(self.repo, '.ci'))
 		pd = os.path.join(self.repo, 'patches', 'fake')
 		os.makedirs(pd)
 		with open(os.path.join(pd, '0001-mm-fake-change.patch'), 'w') as f:

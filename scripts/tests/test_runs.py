@@ -233,6 +233,23 @@ class TestFailures(RunCase):
 		self.assertRegex(r.stdout.strip().splitlines()[-1], LAST_LINE)
 
 
+class TestExitThroughMake(RunCase):
+	# .ci/run (make test) exits with the runner's code: 1 for a failed case
+	# (old: make turned it into 2)
+	def test_ci_run_keeps_the_exit_code(self):
+		if self.fr.run('deps').returncode != 0:
+			self.skipTest('host packages missing (make deps)')
+		env = self.fr.env(FAKE_FAIL=1)
+		r = subprocess.run([os.path.join(self.fr.repo, '.ci', 'run')], env=env,
+				   capture_output=True, text=True, timeout=300)
+		self.assertEqual(r.returncode, 1, r.stdout[-2000:] + r.stderr)
+		self.assertRegex(r.stdout.strip().splitlines()[-1], LAST_LINE)
+		r = subprocess.run(['make', '-C', self.fr.repo, 'run'], env=env,
+				   capture_output=True, text=True, timeout=300)
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('Error 1', r.stderr)
+
+
 class TestProgress(RunCase):
 	# a silent build prints a heartbeat with the elapsed time (old: nothing)
 	def test_heartbeat_during_build(self):
