@@ -154,7 +154,8 @@ def analyse_matrix(rows: List[dict]) -> dict:
 		'not_built': [r['k'] for r in rows if not r['built']]}
 
 
-CELL = {'PASS': 'P', 'FAIL': 'F', 'SKIP': 'S', 'NOT RUN': '-', 'CRASHED': 'C'}
+# kunit_json writes ERROR for a crashed case (TestStatus.TEST_CRASHED)
+CELL = {'PASS': 'P', 'FAIL': 'F', 'SKIP': 'S', 'NOT RUN': '-', 'ERROR': 'C', 'CRASHED': 'C'}
 
 
 def format_matrix(rows: List[dict], an: dict) -> str:

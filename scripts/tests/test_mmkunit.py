@@ -252,6 +252,13 @@ class TestTreeAndSeries(unittest.TestCase):
 		# an expected-before failure that then passes is no regression
 		self.assertFalse(report.analyse_matrix(rows[:2])['regressions'])
 
+	# a crashed case (kunit_json's ERROR) is a C cell, not "?" (old: "?")
+	def test_series_check_matrix_maps_crashes(self):
+		rows = [{'k': 0, 'patch': 'pristine 7.3', 'built': True,
+			 'results': {'s.a': 'ERROR', 's.b': 'PASS'}}]
+		text = report.format_matrix(rows, report.analyse_matrix(rows))
+		self.assertEqual(text.splitlines()[1].split()[-2:], ['C', 'P'])
+
 	# modules-run: /init loads every module and reports insmod's status;
 	# only the console after the first insmod mark counts as module KTAP
 	def test_modules_initramfs_and_ktap(self):
