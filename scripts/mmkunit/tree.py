@@ -330,9 +330,11 @@ def assemble(variant: str) -> str:
 	old_key, old_head = read_keyfile(keyfile)
 	if os.path.exists(os.path.join(tree, '.git')):
 		changes = local_changes(tree, old_head)
-		if old_key == key and not changes.startswith('uncommitted'):
+		force = bool(os.environ.get('FORCE'))
+		if old_key == key and (not changes or
+				       (not changes.startswith('uncommitted') and not force)):
 			return tree		# commits made in it (a mutation) are kept
-		if changes and not os.environ.get('FORCE'):
+		if changes and not force:
 			what = ('commit them (git -C build/tree commit -a) to test them, or '
 				if changes.startswith('uncommitted') else '')
 			raise Error(f'{rel(tree)} has {changes}; assembling {variant} there would '

@@ -177,6 +177,11 @@ class TestTree(RunCase):
 		r = self.fr.run('run', 'pristine')
 		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 		self.assertIn('FORCE=1', r.stderr)
+		# FORCE=1 for the same variant: back to the series as it is
+		r = self.fr.run('run', 'series', FORCE=1)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		with open(os.path.join(tree, 'mm', 'fake.c')) as f:
+			self.assertNotIn('mutation', f.read())
 
 	# commit.gpgsign and hooks in the user's git config do not reach git am
 	# (old: git am / git commit failed with the user's signing program)
