@@ -45,9 +45,11 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 	try:
 		_run_variant(stage, variant, debug, jobs, timeout, filter_glob, with_slow,
 			     kunitconfigs, build, build_dir)
-	except Error as e:
-		stage.error = str(e)
-		info(f'{name}: {e}')
+	except (Error, OSError) as e:
+		# An OSError (a full disk) is one line and this stage's error
+		stage.error = str(e) if isinstance(e, Error) else \
+			f'{e.strerror or e}' + (f': {e.filename}' if e.filename else '')
+		info(f'{name}: {stage.error}')
 	stage.seconds = time.monotonic() - t0
 	return stage
 

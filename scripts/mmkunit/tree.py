@@ -97,11 +97,12 @@ def source_tree() -> Tuple[str, str, bool]:
 			f.write(tarball)
 	else:
 		srcdir = BUILD
-	r = subprocess.run([os.path.join(REPO, 'scripts/fetch-linux.sh'), srcdir],
-			   env=dict(os.environ, **env), stdout=subprocess.PIPE, text=True)
-	if r.returncode != 0:
-		raise Error('could not get the Linux 7.3 source (see the line above)')
-	path = r.stdout.strip().splitlines()[-1]
+	from . import proc		# here: install.py needs none of it
+	r = proc.run([os.path.join(REPO, 'scripts/fetch-linux.sh'), srcdir], env=env,
+		     echo=True, label='getting linux-source-7.3')
+	if not r.ok:
+		raise Error('could not get the Linux 7.3 source (see the lines above)')
+	path = r.tail.strip().splitlines()[-1]
 	if kernel_version(path) is None:
 		raise Error(f'{path} is not a kernel tree')
 	with open(os.path.join(path, 'Makefile')) as f:
@@ -118,6 +119,16 @@ def git(args: List[str], git_dir: str, work: Optional[str] = None, **kw):
 	if work:
 		env['GIT_WORK_TREE'] = work
 	return sh(['git'] + args, cwd=work, env=env, **kw)
+
+
+def import_add(cmd: List[str], src: str, env: dict, stdin=subprocess.DEVNULL) -> None:
+	"""The long git add of an import, in a process group of its own with
+	a heartbeat (proc is imported here: install.py needs none of it)."""
+	from . import proc
+	r = proc.run(cmd, cwd=src, env=env, echo=True, stdin=stdin,
+		     label=f'importing {rel(src)}')
+	if not r.ok:
+		raise Error(f'{" ".join(cmd[:3])} in {src} failed (exit {r.rc})')
 
 
 # Bump when the way a source is imported changes: cached bases are redone.
@@ -146,12 +157,18 @@ def base_commit() -> str:
 	if user_tree and os.path.isdir(os.path.join(src, '.git')):
 		# A git tree: the files it tracks, as they are in its work tree
 		# (uncommitted changes included, build output left out).
-		files = subprocess.run(['git', '-C', src, 'ls-files', '-z'], check=True,
-				       stdout=subprocess.PIPE).stdout
-		full_env = dict(os.environ, **env)
-		subprocess.run(['git', 'add', '-f', '--pathspec-from-file=-',
-				'--pathspec-file-nul'], cwd=src, env=full_env,
-			       input=files, check=True)
+		r = subprocess.run(['git', '-C', src, 'ls-files', '-z'], stdout=subprocess.PIPE,
+				   stderr=subprocess.PIPE)
+		if r.returncode != 0:
+			raise Error(f'git ls-files in KDIR={src} failed: '
+				    f'{r.stderr.decode(errors="replace").strip()}')
+		listing = os.path.join(gd, 'import-files')
+		with open(listing, 'wb') as f:
+			f.write(r.stdout)
+		with open(listing, 'rb') as f:
+			import_add(['git', 'add', '-f', '--pathspec-from-file=-',
+				    '--pathspec-file-nul'], src, env, stdin=f)
+		os.unlink(listing)
 	else:
 		# A tarball or a plain directory: every file.  (Debian's
 		# tarball carries a .gitignore that ignores its whole top
@@ -160,7 +177,7 @@ def base_commit() -> str:
 				  os.path.isdir(os.path.join(src, 'include/config'))):
 			raise Error(f'KDIR={src} has been built in-tree (.config); '
 				    'run "make mrproper" there or pass a clean tree')
-		sh(['git', 'add', '-A', '-f', '.'], cwd=src, env=env)
+		import_add(['git', 'add', '-A', '-f', '.'], src, env)
 	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
 	commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
 		    env=env, capture=True).stdout.strip()

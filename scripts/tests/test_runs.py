@@ -183,6 +183,20 @@ class TestTree(RunCase):
 		with open(os.path.join(tree, 'mm', 'fake.c')) as f:
 			self.assertNotIn('mutation', f.read())
 
+	# a git KDIR is imported by the files it tracks (through the
+	# process-group runner, its file list on stdin); a guard, passes on both
+	def test_git_kdir_is_imported(self):
+		env = dict(self.fr.env(), GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+			   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+		for c in (['init', '-q'], ['add', '-A'], ['commit', '-qm', 'linux']):
+			subprocess.run(['git', '-C', self.fr.kdir] + c, env=env, check=True)
+		with open(os.path.join(self.fr.kdir, 'untracked.c'), 'w') as f:
+			f.write('int untracked;\n')
+		r = self.fr.run('run', 'series')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertFalse(os.path.exists(os.path.join(self.fr.build, 'tree', 'untracked.c')))
+		self.assertTrue(os.path.exists(os.path.join(self.fr.build, 'tree', 'mm', 'fake.c')))
+
 	# commit.gpgsign and hooks in the user's git config do not reach git am
 	# (old: git am / git commit failed with the user's signing program)
 	def test_user_git_config_cannot_break_assembly(self):
