@@ -88,6 +88,37 @@ def cmd_test(args) -> int:
 	return code
 
 
+def cmd_judge(args) -> int:
+	"""Judge a guest log of a kernel built and booted elsewhere: kunit's
+	results, expected-before for the groups it carries, splats, a stop."""
+	t0 = time.monotonic()
+	with open(args.log, errors='replace') as f:
+		lines = f.readlines()
+	kdir = args.kunit_dir or os.environ.get('MMKUNIT_KUNIT_DIR') or \
+		os.path.join(tree.TREE, 'tools/testing/kunit')
+	results = judge.parse_guest_log(lines, kdir)
+	series_groups = sorted({tree.group_of(p) for p in tree.read_series()})
+	applied = {'series': series_groups, 'none': []}.get(
+		args.applied, [g.strip() for g in args.applied.split(',') if g.strip()])
+	unknown = [g for g in applied if g not in series_groups]
+	if unknown:
+		raise Error(f'--applied: {", ".join(unknown)} is not a group of patches/series '
+			    f'({", ".join(series_groups)})')
+	st = report.Stage(name=args.name, out_dir=rel(os.path.dirname(os.path.abspath(args.log))),
+			  started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	st.cases = judge.judge_cases(results, applied, judge.load_expected_before(),
+				     require_listed=args.require_listed)
+	st.cases += judge.judge_guest(lines, results, False, 0)
+	for n in judge.notes(st.cases):
+		info(f'  {st.name}: {n}')
+	code = report.exit_code([st])
+	out = report.write('judge ' + args.log, [st], time.monotonic() - t0, code,
+			   results=args.out or os.path.dirname(os.path.abspath(args.log)))
+	info(f'results: {rel(out)}/summary.json, {rel(out)}/junit.xml')
+	print(count_line(st.counts))
+	return code
+
+
 # ------------------------------------------------------------ series-check
 
 def cmd_series_check(args) -> int:
@@ -352,6 +383,20 @@ def main(argv: List[str]) -> int:
 	c.add_argument('--ref', default='', help="benchreport's --ref: a configuration the change "
 		       'does not touch, as the in-boot reference')
 	c.set_defaults(fn=cmd_bench_compare)
+	j = sub.add_parser('judge', help='judge the guest log of a kernel built and booted '
+			   'elsewhere (summary.json and junit.xml next to it)')
+	j.add_argument('log', help='the raw guest console (kunit.py\'s test.log)')
+	j.add_argument('--applied', default='series',
+		       help='patch groups the kernel carries: comma-separated, "series" '
+		       '(all, the default) or "none" (pristine)')
+	j.add_argument('--name', default='guest', help='stage name in the reports')
+	j.add_argument('--out', default='', help='where to write summary.json and junit.xml '
+		       '(default: the log\'s directory)')
+	j.add_argument('--kunit-dir', default='', help='a tree\'s tools/testing/kunit for its '
+		       'KTAP parser (default MMKUNIT_KUNIT_DIR, else build/tree)')
+	j.add_argument('--require-listed', action='store_true',
+		       help='a case of patches/expected-before that did not run fails')
+	j.set_defaults(fn=cmd_judge)
 	m = sub.add_parser('series-check', help='build and run every prefix of the series')
 	m.add_argument('--from', dest='from_', type=int, default=None)
 	m.add_argument('--to', type=int, default=None)

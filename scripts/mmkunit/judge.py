@@ -139,8 +139,9 @@ def judge_guest(log_lines: List[str], results: Dict[str, str], timed_out: bool,
 	out = []
 	stopped = running_when_stopped(log_lines)
 	if timed_out or stopped:
+		why = f'timeout {timeout} s or crash' if timeout else 'crash or timeout'
 		out.append(case('guest.stopped', 'STOPPED', 'fail',
-				f'stopped guest (timeout {timeout} s or crash) while running '
+				f'stopped guest ({why}) while running '
 				f'{stopped or "before the first suite"}'))
 	splats = scan_splats(log_lines)
 	if splats:
@@ -169,3 +170,21 @@ def judge(results: Dict[str, str], applied_groups: List[str],
 	"""Counts and notes of judge_cases()."""
 	cases = judge_cases(results, applied_groups, expected_before, require_listed)
 	return count_verdicts(cases), notes(cases)
+
+
+def parse_guest_log(lines: List[str], kunit_dir: str) -> Dict[str, str]:
+	"""{suite.case: status} of a raw guest log, read with kunit_tool's own
+	KTAP parser and JSON writer from @kunit_dir (a tree's
+	tools/testing/kunit), as kunit.py exec --json would give."""
+	import json
+	import sys
+	from .common import Error
+	if not os.path.isfile(os.path.join(kunit_dir, 'kunit_parser.py')):
+		raise Error(f'kunit_parser.py not found in {kunit_dir}: pass --kunit-dir or set '
+			    'MMKUNIT_KUNIT_DIR to a kernel tree\'s tools/testing/kunit')
+	sys.path.insert(0, os.path.abspath(kunit_dir))
+	import kunit_json
+	import kunit_parser
+	import kunit_printer
+	test = kunit_parser.parse_run_tests(lines, kunit_printer.null_printer)
+	return count_json(json.loads(kunit_json.get_json_result(test, kunit_json.Metadata())))

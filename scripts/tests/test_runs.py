@@ -408,6 +408,65 @@ def junitparser_python() -> str:
 	return ''
 
 
+GUEST_LOG = '''[    0.500000] KTAP version 1
+[    0.500000] 1..1
+[    0.600000]     KTAP version 1
+[    0.600000]     # Subtest: demo
+[    0.600000]     # module: demo_kunit
+[    0.600000]     1..2
+[    0.700000]     ok 1 demo_pass
+[    0.700000]     # demo_new: EXPECTATION FAILED at mm/tests/demo.c:10
+[    0.700000]     not ok 2 demo_new
+[    0.800000] not ok 1 demo
+'''
+
+
+class TestJudge(RunCase):
+	# mmkunit.py judge LOG --applied=GROUPS: the verdicts of a kernel built
+	# and booted elsewhere (old: no such command)
+	def judge(self, log_text, *args):
+		kdir = os.environ.get('MMKUNIT_KUNIT_DIR') or os.path.join(
+			fakerepo.REPO, 'build', 'tree', 'tools', 'testing', 'kunit')
+		if not os.path.isfile(os.path.join(kdir, 'kunit_parser.py')):
+			self.skipTest('no kunit_parser.py (make tree, or MMKUNIT_KUNIT_DIR)')
+		log = os.path.join(self.tmp.name, 'guest', 'test.log')
+		os.makedirs(os.path.dirname(log), exist_ok=True)
+		with open(log, 'w') as f:
+			f.write(log_text)
+		r = self.fr.run('judge', log, '--kunit-dir', kdir, *args)
+		summary = None
+		p = os.path.join(os.path.dirname(log), 'summary.json')
+		if os.path.exists(p):
+			with open(p) as f:
+				summary = json.load(f)
+		return r, summary
+
+	def setUp(self):
+		super().setUp()
+		with open(os.path.join(self.fr.repo, 'patches', 'expected-before'), 'w') as f:
+			f.write('demo.demo_new fake\n')
+
+	def test_judge_pristine_and_series(self):
+		r, s = self.judge(GUEST_LOG, '--applied=none')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		cases = {c['name']: c for c in s['stages'][0]['cases']}
+		self.assertEqual(cases['demo.demo_new']['status'], 'FAIL')
+		self.assertEqual(cases['demo.demo_new']['verdict'], 'pass')
+		self.assertEqual(r.stdout.strip().splitlines()[-1], '2 passed, 0 failed, 0 skipped')
+		r, s = self.judge(GUEST_LOG, '--applied=fake')
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		self.assertEqual(r.stdout.strip().splitlines()[-1], '1 passed, 1 failed, 0 skipped')
+
+	def test_judge_splat_and_bad_group(self):
+		r, s = self.judge(GUEST_LOG + '[    0.900000] BUG: KASAN: use-after-free in x\n',
+				  '--applied=none')
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		self.assertIn('guest.splat', [c['name'] for c in s['stages'][0]['cases']])
+		r, _ = self.judge(GUEST_LOG, '--applied=nosuch')
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('not a group', r.stderr)
+
+
 class TestModules(unittest.TestCase):
 	# install.py imports only the tree module of the runner (old: all of it)
 	def test_install_imports_only_the_tree_module(self):
