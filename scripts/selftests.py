@@ -27,7 +27,8 @@ import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mmkunit import cli, judge, kernel, proc, tree  # noqa: E402
+from mmkunit import cli, judge, kernel, proc  # noqa: E402
+from mmkunit import tree as mmtree  # noqa: E402
 from mmkunit.common import BUILD, REPO, Error, default_jobs, info  # noqa: E402
 
 CONF_DIR = os.path.join(REPO, 'tools/testing/selftests/mm-kunit')
@@ -536,7 +537,7 @@ def kernel_dir(variant: str) -> str:
 def source_key(variant: str) -> str:
 	"""What a variant's selftests kernel is built from: base, patches,
 	overlay (mmkunit's tree key) and the selftests config."""
-	key = tree.variant_key(tree.base_commit(), tree.variant_patches(variant))
+	key = mmtree.variant_key(mmtree.base_commit(), mmtree.variant_patches(variant))
 	with open(KERNEL_CONFIG, 'rb') as f:
 		return key + ':' + hashlib.sha256(f.read()).hexdigest()
 
@@ -569,7 +570,7 @@ def build_kernel(variant: str, jobs: int, build: bool = True) -> Tuple[str, List
 		info(f'selftests-{variant}: ' + ('up to date' if fresh else
 		     'booting the kernel as it is (--no-build, NOT checked against the sources)'))
 	else:
-		tree = tree.assemble(variant)
+		tree = mmtree.assemble(variant)
 		os.makedirs(out, exist_ok=True)
 		log = os.path.join(out, 'build.log')
 		open(log, 'w').close()
@@ -596,12 +597,12 @@ def build_kernel(variant: str, jobs: int, build: bool = True) -> Tuple[str, List
 def build_binaries(jobs: int) -> str:
 	"""The mm selftests, static, from the pristine 7.3 tree; built once
 	(kept while the base source and the list stay the same)."""
-	base = tree.base_commit()
+	base = mmtree.base_commit()
 	stampf = os.path.join(BIN_DIR, 'base-commit')
 	mm = os.path.join(BIN_DIR, 'mm')
 	if os.path.isfile(stampf) and open(stampf).read() == base and os.path.isdir(mm):
 		return mm
-	tree = tree.assemble('pristine')
+	tree = mmtree.assemble('pristine')
 	shutil.rmtree(BIN_DIR, ignore_errors=True)
 	os.makedirs(mm)
 	log = os.path.join(BIN_DIR, 'build.log')

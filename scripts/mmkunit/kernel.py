@@ -3,14 +3,13 @@
 directory, and the one QEMU command line for the initramfs boots
 (modules-run, selftests).  Everything runs through proc.run()."""
 
-import glob
 import os
 import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, TextIO
+from typing import Dict, List, TextIO
 
 from . import proc
 from .common import REPO, Error, env_number, rel

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
-from .common import BUILD, count_line, info, rel
+from .common import BUILD, count_line, info
 
 RESULTS = os.path.join(BUILD, 'results')
 
