@@ -23,7 +23,15 @@
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
 # make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
 # names or categories of tools/testing/selftests/mm-kunit/tests), REUSE=1
-# (selftests-compare: take a side's results from its last make selftests).
+# (selftests-compare: take a side's results from its last make selftests),
+# FORCE=1 (reassemble build/tree over local changes), NO_WAIT=1 (refuse
+# instead of waiting when another run holds build/), BUILD_TIMEOUT=<s>
+# (kernel build limit, default 3600), MMKUNIT_HEARTBEAT=<s> (progress line
+# during a silent build, default 60).
+#
+# Exit codes of scripts/mmkunit.py and selftests.py: 0 pass, 1 a test
+# failed, 2 the run could not be done, 130 interrupted.  make itself exits
+# 2 on any of them and names the code ("Error 1"); .ci/run exits with it.
 
 PYTHON  ?= python3
 MMKUNIT := $(PYTHON) $(CURDIR)/scripts/mmkunit.py
@@ -31,7 +39,7 @@ VARIANT ?= series
 SUITE   ?=
 TIMEOUT ?= 0
 JOBS    ?= 0
-export KDIR LINUX_TARBALL
+export KDIR LINUX_TARBALL FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=

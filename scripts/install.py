@@ -10,11 +10,11 @@ After "install", stock kunit_tool works in KDIR:
   ./tools/testing/kunit/kunit.py run --kunitconfig=mm/tests \\
       --qemu_config=tools/testing/kunit/qemu_configs/x86_64_mm.py --arch=x86_64
 
-(plus one --kunitconfig= per directory of mmkunit.SUITE_KUNITCONFIGS; install
+(plus one --kunitconfig= per directory of mmkunit.tree.SUITE_KUNITCONFIGS; install
 prints the full command).
 
 What goes in is what the runner puts in its own tree: every file under
-mmkunit.OVERLAY_DIRS and the lines of mmkunit.HOOKS (both read at run time).
+mmkunit.tree.OVERLAY_DIRS and the lines of mmkunit.tree.HOOKS (both read at run time).
 Install keeps a manifest, KDIR/.mm-kunit-install (JSON: each file with its
 sha256, the directories it created, each hook line and where it went), so
 uninstall removes only that: our files if they are unchanged since install
@@ -43,7 +43,7 @@ import tempfile
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mmkunit  # noqa: E402
+from mmkunit import tree as runner_tree  # noqa: E402  (the tree module only)
 
 MANIFEST = '.mm-kunit-install'
 MANIFEST_FORMAT = 1
@@ -71,7 +71,7 @@ def file_mode(path: str) -> int:
 
 
 def hooks_now() -> List[Tuple[str, str, Optional[str]]]:
-	return list(mmkunit.HOOKS)
+	return list(runner_tree.HOOKS)
 
 
 # ---------------------------------------------------------------- checks
@@ -81,9 +81,9 @@ def check_tree(kdir: str, hooks) -> Tuple[int, int]:
 	if not os.path.isdir(kdir):
 		raise Refused(f'{kdir}: no such directory')
 	real = os.path.realpath(kdir)
-	if real == os.path.realpath(mmkunit.REPO):
+	if real == os.path.realpath(runner_tree.REPO):
 		raise Refused(f'{kdir} is this repo, not a kernel tree')
-	if real == os.path.realpath(mmkunit.TREE):
+	if real == os.path.realpath(runner_tree.TREE):
 		raise Refused(f'{kdir} is the runner\'s own tree; "make tree" '
 			      'puts the suites there by itself')
 	need = ['Makefile', 'mm/Kconfig', 'tools/testing/kunit/kunit.py']
@@ -91,7 +91,7 @@ def check_tree(kdir: str, hooks) -> Tuple[int, int]:
 	for rel in need:
 		if not os.path.isfile(os.path.join(kdir, rel)):
 			raise Refused(f'{kdir} is not a kernel tree: it has no {rel}')
-	ver = mmkunit.kernel_version(kdir)
+	ver = runner_tree.kernel_version(kdir)
 	if ver is None:
 		raise Refused(f'{kdir} is not a kernel tree: its Makefile has no '
 			      'VERSION/PATCHLEVEL')
@@ -154,13 +154,13 @@ def write_file(path: str, data: bytes, mode: int) -> None:
 # ---------------------------------------------------------------- hooks
 
 def add_hook(kdir: str, hook) -> Optional[dict]:
-	"""Add one hook with mmkunit.apply_hooks(); return where it went, or
+	"""Add one hook with runner_tree.apply_hooks(); return where it went, or
 	None if the line was already there (then it is not ours)."""
 	rel = hook[0]
 	path = os.path.join(kdir, rel)
 	with open(path, 'rb') as f:
 		before = f.read()
-	if not mmkunit.apply_hooks(kdir, [hook]):
+	if not runner_tree.apply_hooks(kdir, [hook]):
 		return None
 	with open(path, 'rb') as f:
 		after = f.read()
@@ -213,8 +213,8 @@ def install(kdir: str) -> int:
 	ver = check_tree(kdir, hooks)
 	old = load_manifest(kdir) or {'format': MANIFEST_FORMAT, 'files': {},
 				      'dirs': [], 'hooks': []}
-	repo = mmkunit.REPO
-	files = mmkunit.overlay_files()
+	repo = runner_tree.REPO
+	files = runner_tree.overlay_files()
 	ofiles: Dict[str, dict] = old['files']
 
 	# Plan every file before changing anything, so a conflict leaves the
@@ -344,7 +344,7 @@ def install(kdir: str) -> int:
 		    + (f'; manifest {MANIFEST} written' if wrote else ''))
 		out('run them there with:\n  ./tools/testing/kunit/kunit.py run '
 		    + kunitconfig_args() + ' \\\n      --qemu_config='
-		    f'{mmkunit.QEMU_CONFIG} --arch=x86_64')
+		    f'{runner_tree.QEMU_CONFIG} --arch=x86_64')
 	if counts['kept']:
 		out(f'note: {counts["kept"]} edited files kept, see above')
 	return 0
@@ -353,7 +353,7 @@ def install(kdir: str) -> int:
 def kunitconfig_args() -> str:
 	"""--kunitconfig= of every functional suite directory."""
 	return ' '.join(f'--kunitconfig={os.path.dirname(k)}'
-			for k in mmkunit.SUITE_KUNITCONFIGS)
+			for k in runner_tree.SUITE_KUNITCONFIGS)
 
 
 def make_dirs(kdir: str, rel: str, created: List[str]) -> None:

@@ -20,7 +20,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -28,8 +27,9 @@ import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mmkunit  # noqa: E402
-from mmkunit import BUILD, REPO, Error, info  # noqa: E402
+from mmkunit import cli, judge, kernel, proc  # noqa: E402
+from mmkunit import tree as mmtree  # noqa: E402
+from mmkunit.common import BUILD, REPO, Error, default_jobs, info  # noqa: E402
 
 CONF_DIR = os.path.join(REPO, 'tools/testing/selftests/mm-kunit')
 KERNEL_CONFIG = os.path.join(CONF_DIR, 'kernel.config')
@@ -199,7 +199,7 @@ def scan_kernel_splats(lines: List[str]) -> List[str]:
 		if not m:
 			continue
 		body = m.group(1)
-		if mmkunit.SPLAT_RE.search(body) and not mmkunit.SPLAT_IGNORE_RE.search(body):
+		if judge.SPLAT_RE.search(body) and not judge.SPLAT_IGNORE_RE.search(body):
 			found.append(line.strip())
 	return found
 
@@ -509,26 +509,20 @@ def compare_junit(diffs: List[dict], a: str, b: str) -> str:
 # ------------------------------------------------------------ building
 
 def make_env() -> dict:
-	return dict(os.environ, **mmkunit.ccache_env())
+	return dict(os.environ, **kernel.ccache_env())
 
 
-def run_logged(cmd: List[str], log: str, cwd: Optional[str] = None, timeout: int = 3600) -> None:
+def run_logged(cmd: List[str], log: str, cwd: Optional[str] = None, timeout: int = 0) -> None:
 	"""Run a build step niced, output to @log; raise with its tail on failure."""
+	timeout = timeout or kernel.build_timeout()
 	with open(log, 'a') as f:
-		f.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
-		f.flush()
-		p = subprocess.Popen(['nice', '-n', '10'] + cmd, cwd=cwd, env=make_env(), stdout=f,
-				     stderr=subprocess.STDOUT, start_new_session=True)
-		try:
-			rc = p.wait(timeout=timeout)
-		except subprocess.TimeoutExpired:
-			os.killpg(p.pid, signal.SIGKILL)
-			p.wait()
-			rc = -1
-	if rc != 0:
+		r = proc.run(cmd, cwd=cwd, env=kernel.ccache_env(), log=f, echo=False,
+			     timeout=timeout, nice=10, label=f'selftests: {" ".join(cmd[-1:])}')
+	if not r.ok:
 		with open(log, errors='replace') as f:
 			tail = f.read().splitlines()[-25:]
-		raise Error(f'{" ".join(cmd[:4])} failed ({rc}); log {log}:\n' + '\n'.join(tail))
+		how = f'timed out after {timeout} s' if r.timed_out else f'failed ({r.rc})'
+		raise Error(f'{" ".join(cmd[:4])} {how}; log {log}:\n' + '\n'.join(tail))
 
 
 def config_lines(path: str = KERNEL_CONFIG) -> List[str]:
@@ -543,7 +537,7 @@ def kernel_dir(variant: str) -> str:
 def source_key(variant: str) -> str:
 	"""What a variant's selftests kernel is built from: base, patches,
 	overlay (mmkunit's tree key) and the selftests config."""
-	key = mmkunit.variant_key(mmkunit.base_commit(), mmkunit.variant_patches(variant))
+	key = mmtree.variant_key(mmtree.base_commit(), mmtree.variant_patches(variant))
 	with open(KERNEL_CONFIG, 'rb') as f:
 		return key + ':' + hashlib.sha256(f.read()).hexdigest()
 
@@ -576,12 +570,12 @@ def build_kernel(variant: str, jobs: int, build: bool = True) -> Tuple[str, List
 		info(f'selftests-{variant}: ' + ('up to date' if fresh else
 		     'booting the kernel as it is (--no-build, NOT checked against the sources)'))
 	else:
-		tree = mmkunit.assemble(variant)
+		tree = mmtree.assemble(variant)
 		os.makedirs(out, exist_ok=True)
 		log = os.path.join(out, 'build.log')
 		open(log, 'w').close()
 		make = ['make', '-C', tree, f'O={out}', 'ARCH=x86_64', 'CC=ccache gcc',
-			f'-j{jobs or os.cpu_count() or 2}']
+			f'-j{jobs or default_jobs()}']
 		info(f'selftests-{variant}: tinyconfig + {os.path.relpath(KERNEL_CONFIG, REPO)}')
 		run_logged(make + ['tinyconfig'], log)
 		with open(cfg, 'a') as f, open(KERNEL_CONFIG) as frag:
@@ -603,12 +597,12 @@ def build_kernel(variant: str, jobs: int, build: bool = True) -> Tuple[str, List
 def build_binaries(jobs: int) -> str:
 	"""The mm selftests, static, from the pristine 7.3 tree; built once
 	(kept while the base source and the list stay the same)."""
-	base = mmkunit.base_commit()
+	base = mmtree.base_commit()
 	stampf = os.path.join(BIN_DIR, 'base-commit')
 	mm = os.path.join(BIN_DIR, 'mm')
 	if os.path.isfile(stampf) and open(stampf).read() == base and os.path.isdir(mm):
 		return mm
-	tree = mmkunit.assemble('pristine')
+	tree = mmtree.assemble('pristine')
 	shutil.rmtree(BIN_DIR, ignore_errors=True)
 	os.makedirs(mm)
 	log = os.path.join(BIN_DIR, 'build.log')
@@ -704,7 +698,7 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 	shutil.rmtree(root, ignore_errors=True)
 	for d in ('bin', 'mm', 'proc', 'sys', 'dev', 'tmp'):
 		os.makedirs(os.path.join(root, d))
-	shutil.copy(mmkunit.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+	shutil.copy(kernel.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
 	for exe in sorted({t['argv'][0] for t in tests}):
 		shutil.copy(os.path.join(bins, exe), os.path.join(root, 'mm', exe))
 	# a fresh ext4 for every boot, mounted on /mnt/ext4 through a loop device
@@ -712,34 +706,17 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 	subprocess.run(['truncate', '-s', f'{EXT4_MB}M', img], check=True)
 	subprocess.run([shutil.which('mkfs.ext4') or '/sbin/mkfs.ext4', '-q', '-F', img],
 		       check=True, stdout=subprocess.DEVNULL)
-	return mmkunit.pack_initramfs(root, init_script(tests),
+	return kernel.pack_initramfs(root, init_script(tests),
 				      os.path.join(work, 'initramfs.cpio'))
 
 
-def boot(kernel: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
+def boot(kernel_img: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
 	"""Boot the guest; return (console text, killed at the hard timeout, secs)."""
-	accel = mmkunit.load_qemu_config().choose_accel()
-	cmd = ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot',
-	       '-m', str(GUEST_MEM_MB), '-smp', '2', '-serial', 'stdio', '-bios', 'qboot.rom',
-	       '-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',
-	       '-kernel', kernel, '-initrd', cpio, '-append', GUEST_CMDLINE]
+	cmd = kernel.qemu_cmd(kernel_img, cpio, GUEST_CMDLINE, mem_mb=GUEST_MEM_MB)
 	console = os.path.join(work, 'console.log')
-	t0 = time.monotonic()
-	killed = False
-	with open(console, 'w') as logf:
-		logf.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
-		logf.flush()
-		p = subprocess.Popen(['nice', '-n', '10'] + cmd, stdout=logf,
-				     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-				     start_new_session=True)
-		try:
-			p.wait(timeout=hard_timeout)
-		except subprocess.TimeoutExpired:
-			os.killpg(p.pid, signal.SIGKILL)
-			p.wait()
-			killed = True
+	r = kernel.boot_initramfs(cmd, console, hard_timeout, nice=10)
 	with open(console, errors='replace') as f:
-		return f.read(), killed, time.monotonic() - t0
+		return f.read(), r.timed_out, r.seconds
 
 
 def run_key(kernel: str) -> str:
@@ -962,7 +939,9 @@ def main(argv: List[str]) -> int:
 	for p in (r, c):
 		p.add_argument('--no-build', action='store_true',
 			       help='boot build/out/selftests-VARIANT as it is (a kernel built by hand)')
-	return mmkunit.run_command(ap.parse_args(argv), 'selftests')
+	for p in (r, c):
+		cli.add_lock_options(p)
+	return cli.run_command(ap.parse_args(argv), 'selftests', argv)
 
 
 if __name__ == '__main__':

@@ -2,7 +2,7 @@
 """Host-side tests of scripts/install.py (make install / make uninstall).
 
 Each test builds a small fake kernel tree in a tempdir and installs from a
-copy of this repo's overlay (mmkunit.REPO is pointed at the copy, so a test
+copy of this repo's overlay (mmkunit.tree.REPO is pointed at the copy, so a test
 can change a "repo" file without touching the real one).
 """
 
@@ -20,7 +20,8 @@ from unittest import mock
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'scripts'))
 import install  # noqa: E402
-import mmkunit  # noqa: E402
+from mmkunit import common as mmcommon  # noqa: E402
+from mmkunit import tree as mmkunit  # noqa: E402
 
 INSTALL_PY = os.path.join(REPO, 'scripts', 'install.py')
 
@@ -292,7 +293,7 @@ class InstallTest(unittest.TestCase):
 		def git(*args):
 			return subprocess.run(['git', '-C', self.kdir] + list(args), check=True,
 					      stdout=subprocess.PIPE, text=True,
-					      env=dict(os.environ, **mmkunit.GIT_ID)).stdout
+					      env=dict(os.environ, **mmcommon.GIT_ID)).stdout
 		git('init', '-q')
 		git('add', '-A')
 		git('commit', '-q', '-m', 'base')

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Host-side tests of scripts/mmkunit.py and the QEMU accelerator choice."""
+"""Host-side tests of the runner's modules (scripts/mmkunit/) and the QEMU
+accelerator choice."""
 
 import importlib.util
 import os
@@ -12,10 +13,13 @@ from unittest import mock
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, 'scripts'))
-import mmkunit  # noqa: E402
+from mmkunit import cli, common, deps, judge, kernel, proc, report, tree  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fakerepo  # noqa: E402
 
 
-load_qemu_config = mmkunit.load_qemu_config
+load_qemu_config = kernel.load_qemu_config
 
 
 class TestResults(unittest.TestCase):
@@ -29,50 +33,50 @@ class TestResults(unittest.TestCase):
 		'test_cases': []}
 
 	def test_count_json_flattens_params(self):
-		r = mmkunit.count_json(self.JSON)
+		r = judge.count_json(self.JSON)
 		self.assertEqual(r, {'lazyfree_thp.clean': 'PASS',
 				     'lazyfree_thp.droppable': 'SKIP',
 				     'lazyfree_thp.extra_ref.gup-pin': 'PASS',
 				     'lazyfree_thp.extra_ref.folio-ref': 'FAIL'})
 
 	def test_judge_counts(self):
-		c, notes = mmkunit.judge(mmkunit.count_json(self.JSON), [], {})
+		c, notes = judge.judge(judge.count_json(self.JSON), [], {})
 		self.assertEqual(c, {'passed': 2, 'failed': 1, 'skipped': 1})
 		self.assertIn('folio-ref', notes[0])
 
 	def test_expected_before_fail_is_a_pass_without_the_group(self):
 		res = {'s.new': 'FAIL', 's.old': 'PASS'}
-		c, notes = mmkunit.judge(res, [], {'s.new': 'lazyfree-thp'})
+		c, notes = judge.judge(res, [], {'s.new': 'lazyfree-thp'})
 		self.assertEqual(c, {'passed': 2, 'failed': 0, 'skipped': 0})
 		self.assertIn('as expected', notes[0])
 
 	def test_expected_before_pass_without_the_group_fails(self):
-		c, notes = mmkunit.judge({'s.new': 'PASS'}, [], {'s.new': 'lazyfree-thp'})
+		c, notes = judge.judge({'s.new': 'PASS'}, [], {'s.new': 'lazyfree-thp'})
 		self.assertEqual(c['failed'], 1)
 		self.assertIn('does not see the patch', notes[0])
 
 	def test_expected_before_with_the_group_must_pass(self):
-		c, _ = mmkunit.judge({'s.new': 'FAIL'}, ['lazyfree-thp'],
+		c, _ = judge.judge({'s.new': 'FAIL'}, ['lazyfree-thp'],
 				     {'s.new': 'lazyfree-thp'})
 		self.assertEqual(c['failed'], 1)
 
 	def test_expected_before_covers_params(self):
-		c, _ = mmkunit.judge({'s.new.p1': 'FAIL'}, [], {'s.new': 'g'})
+		c, _ = judge.judge({'s.new.p1': 'FAIL'}, [], {'s.new': 'g'})
 		self.assertEqual(c['passed'], 1)
 
 	def test_expected_before_case_that_did_not_run_fails(self):
-		c, notes = mmkunit.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'},
+		c, notes = judge.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'},
 					 require_listed=True)
 		self.assertEqual(c['failed'], 1)
 		self.assertIn('did not run', notes[0])
-		c, _ = mmkunit.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'})
+		c, _ = judge.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'})
 		self.assertEqual(c['failed'], 0)
 
 	def test_load_expected_before(self):
 		with tempfile.NamedTemporaryFile('w', delete=False) as f:
 			f.write('# comment\ns.a  grp  # why\n\nbad line here x\n')
 		try:
-			self.assertEqual(mmkunit.load_expected_before(f.name), {'s.a': 'grp'})
+			self.assertEqual(judge.load_expected_before(f.name), {'s.a': 'grp'})
 		finally:
 			os.unlink(f.name)
 
@@ -85,25 +89,25 @@ class TestGuestLog(unittest.TestCase):
 		       '[    2.2] WARNING: possible circular locking dependency detected\n',
 		       '[    2.3] rcu: INFO: rcu_preempt self-detected stall on CPU\n',
 		       'WARNING: CPU: 1 PID: 46 at lib/kunit/user_alloc.c:80 kunit_vm_mmap_free+0x1\n']
-		self.assertEqual(len(mmkunit.scan_splats(log)), 5)
+		self.assertEqual(len(judge.scan_splats(log)), 5)
 
 	def test_ktap_lines_are_not_splats(self):
 		log = ['    # lazyfree_thp_clean: EXPECTATION FAILED at x.c:1\n',
 		       'ok 1 lazyfree_thp\n', '    KTAP version 1\n',
 		       'rcu: \tRCU lockdep checking is enabled.\n',
 		       'Lock dependency validator: Copyright (c) 2006 Red Hat, Inc.\n']
-		self.assertEqual(mmkunit.scan_splats(log), [])
+		self.assertEqual(judge.scan_splats(log), [])
 
 	def test_running_when_stopped(self):
 		log = ['KTAP version 1\n', '1..2\n', '    # Subtest: first\n',
 		       '    ok 1 a\n', 'ok 1 first\n', '    # Subtest: second\n',
 		       '        # Subtest: param_case\n', '        ok 1 p1\n']
-		self.assertEqual(mmkunit.running_when_stopped(log), 'second / param_case')
+		self.assertEqual(judge.running_when_stopped(log), 'second / param_case')
 
 	def test_nothing_running_after_a_complete_run(self):
 		log = ['KTAP version 1\n', '1..1\n', '    # Subtest: first\n',
 		       '    ok 1 a\n', 'ok 1 first\n']
-		self.assertIsNone(mmkunit.running_when_stopped(log))
+		self.assertIsNone(judge.running_when_stopped(log))
 
 
 def alive(pid):
@@ -130,29 +134,48 @@ class TestTimeout(unittest.TestCase):
 			cmd = ['sh', '-c', f'sleep 300 & echo $! > {pidfile}; wait']
 			with open(os.path.join(d, 'log'), 'w') as log:
 				t0 = time.monotonic()
-				rc = mmkunit.run_stage(cmd, d, log, timeout=1)
-			self.assertEqual(rc, -999)
+				r = proc.run(cmd, cwd=d, log=log, echo=False, timeout=1)
+			self.assertTrue(r.timed_out)
+			self.assertFalse(r.ok)
 			self.assertLess(time.monotonic() - t0, 30)
 			with open(pidfile) as f:
 				child = int(f.read())
 			self.assertFalse(alive(child), 'the hung child survived the timeout')
 
+	# an exception in the caller (^C arrives as KeyboardInterrupt while
+	# proc.run waits) kills the child's whole group
+	def test_exception_kills_the_group(self):
+		with tempfile.TemporaryDirectory() as d:
+			pidfile = os.path.join(d, 'child')
+			cmd = ['sh', '-c', f'sleep 300 & echo $! > {pidfile}; wait']
+
+			def progress():
+				raise KeyboardInterrupt
+			with mock.patch.dict(os.environ, {'MMKUNIT_HEARTBEAT': '0.5'}):
+				with self.assertRaises(KeyboardInterrupt):
+					proc.run(cmd, cwd=d, echo=False, label='x', progress=progress)
+			with open(pidfile) as f:
+				child = int(f.read())
+			self.assertFalse(alive(child), 'the child survived the exception')
+
 
 class TestTreeAndSeries(unittest.TestCase):
 	def test_kernel_version(self):
 		with tempfile.TemporaryDirectory() as d:
-			self.assertIsNone(mmkunit.kernel_version(d))
+			self.assertIsNone(tree.kernel_version(d))
 			os.makedirs(os.path.join(d, 'mm'))
 			os.makedirs(os.path.join(d, 'tools/testing/kunit'))
 			open(os.path.join(d, 'tools/testing/kunit/kunit.py'), 'w').close()
 			with open(os.path.join(d, 'Makefile'), 'w') as f:
 				f.write('# SPDX\nVERSION = 7\nPATCHLEVEL = 3\nSUBLEVEL = 4\n')
-			self.assertEqual(mmkunit.kernel_version(d), (7, 3))
+			self.assertEqual(tree.kernel_version(d), (7, 3))
 
+	# (in a copy of the runner: make test runs these tests while it holds
+	# this checkout's build/ lock, which assemble here would wait for)
 	def test_kdir_not_a_kernel_tree_is_one_clear_error(self):
 		with tempfile.TemporaryDirectory() as d:
-			r = subprocess.run([sys.executable, os.path.join(REPO, 'scripts/mmkunit.py'),
-					    'assemble', 'series'], env=dict(os.environ, KDIR=d),
+			fr = fakerepo.FakeRepo(os.path.join(d, 'fake'))
+			r = subprocess.run(fr.cmd('assemble', 'series'), env=fr.env(KDIR=d),
 					   capture_output=True, text=True, timeout=60)
 			self.assertEqual(r.returncode, 2)
 			self.assertIn('is not a kernel tree', r.stderr)
@@ -166,32 +189,32 @@ class TestTreeAndSeries(unittest.TestCase):
 				f.write('a\n')
 			for c in (['init', '-q'], ['add', 'f'], ['commit', '-qm', 'x']):
 				subprocess.run(['git', '-C', d] + c, env=env, check=True)
-			before = mmkunit.tree_state(d)
+			before = tree.tree_state(d)
 			with open(os.path.join(d, 'f'), 'w') as f:
 				f.write('b\n')
-			self.assertNotEqual(mmkunit.tree_state(d), before)
+			self.assertNotEqual(tree.tree_state(d), before)
 
 	def test_plain_tree_fingerprint_sees_a_new_file(self):
 		with tempfile.TemporaryDirectory() as d:
-			before = mmkunit.tree_state(d)
+			before = tree.tree_state(d)
 			open(os.path.join(d, 'new'), 'w').close()
-			self.assertNotEqual(mmkunit.tree_state(d), before)
+			self.assertNotEqual(tree.tree_state(d), before)
 
 	def test_series_file(self):
 		with tempfile.NamedTemporaryFile('w', delete=False) as f:
 			f.write('# head\na/1.patch\n\n  b/2.patch  # note\n')
 		try:
-			self.assertEqual(mmkunit.read_series(f.name), ['a/1.patch', 'b/2.patch'])
+			self.assertEqual(tree.read_series(f.name), ['a/1.patch', 'b/2.patch'])
 		finally:
 			os.unlink(f.name)
 
 	def test_repo_series_names_existing_patches_in_group_order(self):
-		series = mmkunit.read_series()
+		series = tree.read_series()
 		self.assertTrue(series)
 		for p in series:
 			self.assertTrue(os.path.isfile(os.path.join(REPO, 'patches', p)), p)
 		order = ['lazyfree-thp', 'rcu-free', 'shmem-batch']
-		groups = [mmkunit.group_of(p) for p in series]
+		groups = [tree.group_of(p) for p in series]
 		self.assertEqual(groups, sorted(groups, key=order.index))
 
 	def test_hooks_idempotent_and_anchored(self):
@@ -202,9 +225,9 @@ class TestTreeAndSeries(unittest.TestCase):
 					f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
 				with open(os.path.join(d, sub, 'Makefile'), 'w') as f:
 					f.write('obj-y += a.o\n')
-			self.assertEqual(sorted(mmkunit.apply_hooks(d)),
+			self.assertEqual(sorted(tree.apply_hooks(d)),
 					 ['fs/Kconfig', 'fs/Makefile', 'mm/Kconfig', 'mm/Makefile'])
-			self.assertEqual(mmkunit.apply_hooks(d), [])
+			self.assertEqual(tree.apply_hooks(d), [])
 			for sub in ('mm', 'fs'):
 				with open(os.path.join(d, sub, 'Kconfig')) as f:
 					k = f.read()
@@ -222,32 +245,39 @@ class TestTreeAndSeries(unittest.TestCase):
 			{'k': 2, 'patch': 'g/0002.patch', 'built': False, 'results': {}},
 			{'k': 3, 'patch': 'g/0003.patch', 'built': True,
 			 'results': {'s.a': 'PASS', 's.b': 'FAIL'}}]
-		an = mmkunit.analyse_matrix(rows)
+		an = report.analyse_matrix(rows)
 		self.assertEqual(an['first_pass'], {'s.a': 1, 's.b': 0, 's.c': 0})
 		self.assertEqual(an['not_built'], [2])
 		self.assertEqual([(g['case'], g['from'], g['to'], g['status'])
 				  for g in an['regressions']],
 				 [('s.b', 1, 3, 'FAIL'), ('s.c', 1, 3, 'NOT RUN')])
-		text = mmkunit.format_matrix(rows, an)
+		text = report.format_matrix(rows, an)
 		self.assertIn('REGRESSION: s.b: PASS at 1, FAIL at 3', text)
 		self.assertIn('not built', text)
 		# an expected-before failure that then passes is no regression
-		self.assertFalse(mmkunit.analyse_matrix(rows[:2])['regressions'])
+		self.assertFalse(report.analyse_matrix(rows[:2])['regressions'])
+
+	# a crashed case (kunit_json's ERROR) is a C cell, not "?" (old: "?")
+	def test_series_check_matrix_maps_crashes(self):
+		rows = [{'k': 0, 'patch': 'pristine 7.3', 'built': True,
+			 'results': {'s.a': 'ERROR', 's.b': 'PASS'}}]
+		text = report.format_matrix(rows, report.analyse_matrix(rows))
+		self.assertEqual(text.splitlines()[1].split()[-2:], ['C', 'P'])
 
 	# modules-run: /init loads every module and reports insmod's status;
 	# only the console after the first insmod mark counts as module KTAP
 	def test_modules_initramfs_and_ktap(self):
-		init = mmkunit.modules_init_script(['a_kunit', 'b_kunit'])
+		init = cli.modules_init_script(['a_kunit', 'b_kunit'])
 		self.assertTrue(init.startswith('#!/bin/busybox sh\n'))
 		self.assertLess(init.index('insmod /a_kunit.ko'), init.index('insmod /b_kunit.ko'))
 		self.assertIn('a_kunit.ko returned $?', init)
 		self.assertTrue(init.rstrip().endswith('reboot -f'))
 		console = ('KTAP version 1\n1..1\nok 1 builtin\n'
-			   + mmkunit.MODULE_MARK + ' a_kunit.ko\nKTAP version 1\n1..1\nok 1 a\n')
-		ktap = mmkunit.module_ktap(console)
-		self.assertTrue(ktap.startswith(mmkunit.MODULE_MARK))
+			   + cli.MODULE_MARK + ' a_kunit.ko\nKTAP version 1\n1..1\nok 1 a\n')
+		ktap = cli.module_ktap(console)
+		self.assertTrue(ktap.startswith(cli.MODULE_MARK))
 		self.assertNotIn('builtin', ktap)
-		self.assertEqual(mmkunit.module_ktap('no mark here'), '')
+		self.assertEqual(cli.module_ktap('no mark here'), '')
 
 	# the stock-kunit.py configs stay in step with the suites' kunitconfigs:
 	# mm_suites.config is their union, mm_debug.config contains it
@@ -256,7 +286,7 @@ class TestTreeAndSeries(unittest.TestCase):
 			with open(os.path.join(REPO, rel)) as f:
 				return {l.strip() for l in f if l.startswith('CONFIG_')}
 		union = set()
-		for rel in mmkunit.SUITE_KUNITCONFIGS:
+		for rel in tree.SUITE_KUNITCONFIGS:
 			union |= syms(rel)
 		cfg = 'tools/testing/kunit/configs/'
 		self.assertEqual(syms(cfg + 'mm_suites.config'), union)
@@ -267,43 +297,43 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertLessEqual(bench, syms(cfg + 'mm_bench.config'))
 
 	def test_variants(self):
-		self.assertEqual(mmkunit.variant_patches('pristine'), [])
-		self.assertEqual(mmkunit.variant_patches('series'), mmkunit.read_series())
-		self.assertEqual(mmkunit.variant_patches('upto:1'), mmkunit.read_series()[:1])
-		with self.assertRaises(mmkunit.Error):
-			mmkunit.variant_patches('bogus')
+		self.assertEqual(tree.variant_patches('pristine'), [])
+		self.assertEqual(tree.variant_patches('series'), tree.read_series())
+		self.assertEqual(tree.variant_patches('upto:1'), tree.read_series()[:1])
+		with self.assertRaises(common.Error):
+			tree.variant_patches('bogus')
 
 	# before:/upto:GROUP (bench-compare's A and B) cut the series at a group's edges
 	def test_group_variants(self):
 		series = ['a/0001.patch', 'b/0001.patch', 'b/0002.patch', 'c/0001.patch']
-		with mock.patch.object(mmkunit, 'read_series', return_value=series):
-			self.assertEqual(mmkunit.variant_patches('before:b'), series[:1])
-			self.assertEqual(mmkunit.variant_patches('upto:b'), series[:3])
-			self.assertEqual(mmkunit.variant_patches('before:a'), [])
-			self.assertEqual(mmkunit.variant_patches('upto:c'), series)
-			with self.assertRaises(mmkunit.Error):
-				mmkunit.variant_patches('upto:nosuch')
+		with mock.patch.object(tree, 'read_series', return_value=series):
+			self.assertEqual(tree.variant_patches('before:b'), series[:1])
+			self.assertEqual(tree.variant_patches('upto:b'), series[:3])
+			self.assertEqual(tree.variant_patches('before:a'), [])
+			self.assertEqual(tree.variant_patches('upto:c'), series)
+			with self.assertRaises(common.Error):
+				tree.variant_patches('upto:nosuch')
 
 
 class TestDeps(unittest.TestCase):
 	def test_missing_packages(self):
-		deps = [('qemu-system-x86_64', 'qemu-system-x86'), ('gcc', 'gcc'),
-			('/nonexistent/gelf.h', 'libelf-dev')]
-		m = mmkunit.missing_packages(deps, which=lambda c: None if c.startswith('qemu') else '/x',
-					     exists=lambda p: False)
+		table = [('qemu-system-x86_64', 'qemu-system-x86'), ('gcc', 'gcc'),
+			 ('/nonexistent/gelf.h', 'libelf-dev')]
+		m = deps.missing_packages(table, which=lambda c: None if c.startswith('qemu') else '/x',
+					  exists=lambda p: False)
 		self.assertEqual(m, ['qemu-system-x86', 'libelf-dev'])
 
 	def test_missing_qemu_without_install_names_the_command(self):
-		saved = mmkunit.missing_packages
+		saved = deps.missing_packages
 		os.environ['MMKUNIT_NO_INSTALL'] = '1'
 		try:
-			mmkunit.missing_packages = lambda *a, **k: ['qemu-system-x86']
-			with self.assertRaises(mmkunit.Error) as e:
-				mmkunit.cmd_deps(None)
+			deps.missing_packages = lambda *a, **k: ['qemu-system-x86']
+			with self.assertRaises(common.Error) as e:
+				deps.cmd_deps(None)
 			self.assertIn('apt-get install -y --no-install-recommends qemu-system-x86',
 				      str(e.exception))
 		finally:
-			mmkunit.missing_packages = saved
+			deps.missing_packages = saved
 			del os.environ['MMKUNIT_NO_INSTALL']
 
 

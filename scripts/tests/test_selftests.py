@@ -252,3 +252,31 @@ class TestFiles(unittest.TestCase):
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+class TestBuildKernel(unittest.TestCase):
+	# build_kernel assembles the variant through the runner's tree module
+	# and builds tinyconfig + kernel.config + bzImage with run_logged (the
+	# process-group runner); nothing is compiled here
+	def test_build_kernel_steps(self):
+		from unittest import mock
+		with tempfile.TemporaryDirectory() as d:
+			calls = []
+
+			def fake_make(cmd, log, cwd=None, timeout=0):
+				calls.append(cmd[-1])
+				out = [a[2:] for a in cmd if a.startswith('O=')][0]
+				if cmd[-1] == 'tinyconfig':
+					open(os.path.join(out, '.config'), 'w').close()
+				if cmd[-1] == 'bzImage':
+					img = os.path.join(out, 'arch/x86/boot/bzImage')
+					os.makedirs(os.path.dirname(img))
+					open(img, 'w').close()
+			with mock.patch.object(st, 'kernel_dir', return_value=os.path.join(d, 'out')), \
+			     mock.patch.object(st, 'source_key', return_value='key'), \
+			     mock.patch.object(st.mmtree, 'assemble', return_value=d) as asm, \
+			     mock.patch.object(st, 'run_logged', side_effect=fake_make):
+				img, _missing, _secs = st.build_kernel('series', 1)
+			asm.assert_called_once_with('series')
+			self.assertEqual(calls, ['tinyconfig', 'olddefconfig', 'bzImage'])
+			self.assertTrue(img.endswith('arch/x86/boot/bzImage'))

@@ -1,0 +1,458 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The subcommands of scripts/mmkunit.py (the Makefile calls them; see
+README.md), and run_command(), which every command of mmkunit and
+selftests.py goes through: the lock on build/, the signal handlers, and
+the exit codes 0 pass / 1 test failure / 2 infrastructure / 130
+interrupted."""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import Dict, List
+
+from . import deps, judge, kernel, proc, report, stages, tree
+from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
+		     default_jobs, eprint, info, rel)
+from .lock import BuildLock
+
+DOC = """mmkunit: assemble Linux 7.3 + our series + the suites, build, run, report.
+
+Subcommands (the Makefile calls them; see README.md):
+  deps                       check / install the host packages
+  assemble VARIANT           build/tree = base + VARIANT's patches + overlay
+  run VARIANT [--debug]      kunit.py config/build/exec on that tree
+  test                       host tests, checkpatch, series, races, pristine; one summary line
+
+VARIANT is "series" (all of patches/series), "pristine" (none of it),
+upto:N, before:GROUP or upto:GROUP.  Exit codes: 0 pass, 1 a test failed,
+2 the run could not be done (build, tree, OS error), 130 interrupted.
+"""
+
+
+# ---------------------------------------------------------------- commands
+
+def cmd_assemble(args) -> int:
+	print(tree.assemble(args.variant))
+	return 0
+
+
+def finish(command: str, ss: List[report.Stage], t0: float) -> int:
+	"""Write summary.json and junit.xml, print the count line; exit code."""
+	code = report.exit_code(ss)
+	out = report.write(command, ss, time.monotonic() - t0, code)
+	info(f'results: {rel(out)}/summary.json, {rel(out)}/junit.xml')
+	return code
+
+
+def cmd_run(args) -> int:
+	t0 = time.monotonic()
+	st = stages.run_variant(args.variant, debug=args.debug, jobs=args.jobs,
+				timeout=args.timeout, filter_glob=args.filter_glob,
+				with_slow=args.slow)
+	code = finish('run', [st], t0)
+	if st.error:
+		raise Error(st.error)
+	print(count_line(st.counts))
+	return code
+
+
+def cmd_test(args) -> int:
+	t0 = time.monotonic()
+	sfx = '-debug' if args.debug else ''
+	ss = [stages.host_tests(), stages.checkpatch()]
+	for v in args.variants:
+		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
+		ss.append(st)
+		if v == 'series':
+			# The race suite is KUNIT_CASE_SLOW, left out above by
+			# speed>slow: boot the same kernel again for it alone,
+			# never a kernel an earlier build left.
+			if st.error:
+				ss.append(report.Stage(name='races' + sfx,
+						       error='not run: the series kernel did not build'))
+				info(f'races{sfx}: not run: the series kernel did not build')
+			else:
+				ss.append(stages.run_variant(v, debug=args.debug, jobs=args.jobs,
+							     timeout=args.timeout, build=False,
+							     filter_glob=stages.RACE_GLOB,
+							     with_slow=True, name='races',
+							     build_name='series'))
+	report.print_stages(ss)
+	code = finish('test', ss, t0)
+	print(count_line(report.total(ss)))
+	return code
+
+
+def cmd_judge(args) -> int:
+	"""Judge a guest log of a kernel built and booted elsewhere: kunit's
+	results, expected-before for the groups it carries, splats, a stop."""
+	t0 = time.monotonic()
+	with open(args.log, errors='replace') as f:
+		lines = f.readlines()
+	kdir = args.kunit_dir or os.environ.get('MMKUNIT_KUNIT_DIR') or \
+		os.path.join(tree.TREE, 'tools/testing/kunit')
+	results = judge.parse_guest_log(lines, kdir)
+	series_groups = sorted({tree.group_of(p) for p in tree.read_series()})
+	applied = {'series': series_groups, 'none': []}.get(
+		args.applied, [g.strip() for g in args.applied.split(',') if g.strip()])
+	unknown = [g for g in applied if g not in series_groups]
+	if unknown:
+		raise Error(f'--applied: {", ".join(unknown)} is not a group of patches/series '
+			    f'({", ".join(series_groups)})')
+	st = report.Stage(name=args.name, out_dir=rel(os.path.dirname(os.path.abspath(args.log))),
+			  started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	st.cases = judge.judge_cases(results, applied, judge.load_expected_before(),
+				     require_listed=args.require_listed)
+	st.cases += judge.judge_guest(lines, results, False, 0)
+	for n in judge.notes(st.cases):
+		info(f'  {st.name}: {n}')
+	code = report.exit_code([st])
+	out = report.write('judge ' + args.log, [st], time.monotonic() - t0, code,
+			   results=args.out or os.path.dirname(os.path.abspath(args.log)))
+	info(f'results: {rel(out)}/summary.json, {rel(out)}/junit.xml')
+	print(count_line(st.counts))
+	return code
+
+
+# ------------------------------------------------------------ series-check
+
+def cmd_series_check(args) -> int:
+	"""Build and run every prefix of patches/series; the per-patch matrix."""
+	series = tree.read_series()
+	lo = args.from_ if args.from_ is not None else 0
+	hi = args.to if args.to is not None else len(series)
+	if not 0 <= lo <= hi <= len(series):
+		raise Error(f'FROM={lo} TO={hi}: must be 0 <= FROM <= TO <= {len(series)}')
+	t0 = time.monotonic()
+	rows = []
+	for k in range(lo, hi + 1):
+		st = stages.run_variant(f'upto:{k}', jobs=args.jobs, timeout=args.timeout,
+					name='series-check')
+		row = {'k': k, 'patch': series[k - 1] if k else 'pristine 7.3',
+		       'built': not st.error, 'notes': judge.notes(st.cases) if not st.error
+		       else [st.error],
+		       'results': {c['name']: c['status'] for c in st.cases
+				   if not c['name'].startswith('guest.') and c['status'] != 'NOT RUN'},
+		       'guest': [c['reason'] for c in st.cases if c['name'].startswith('guest.')]}
+		if k and not st.error:
+			row['checkpatch'] = '!!' if stages.checkpatch_findings(
+				tree.TREE, os.path.join(REPO, 'patches', series[k - 1])) else 'ok'
+		rows.append(row)
+	an = report.analyse_matrix(rows)
+	out = os.path.join(BUILD, 'series-check')
+	os.makedirs(out, exist_ok=True)
+	text = report.format_matrix(rows, an)
+	for r in rows:
+		for g in r['guest']:
+			text += f'\nGUEST: prefix {r["k"]}: {g}'
+	elapsed = time.monotonic() - t0
+	with open(os.path.join(out, 'matrix.txt'), 'w') as f:
+		f.write(text + '\n')
+	with open(os.path.join(out, 'matrix.json'), 'w') as f:
+		json.dump({'rows': rows, 'elapsed_s': round(elapsed), **an}, f, indent=1)
+	print(text)
+	info(f'series-check: prefixes {lo}..{hi} in {elapsed / 60:.1f} min; '
+	     f'{rel(out)}/matrix.txt and matrix.json')
+	bad = len(an['regressions']) + len(an['not_built']) + sum(
+		1 for r in rows if r.get('checkpatch') == '!!') + sum(len(r['guest']) for r in rows)
+	return 1 if bad else 0
+
+
+# ------------------------------------------------------------ modules-run
+
+# Suites that use exported symbols only (tristate in their Kconfig); each is
+# (source, module name, kunit filter glob).
+MODULE_SUITES = [('mm/tests/filemap_batch_kunit.c', 'filemap_batch_kunit',
+		  'filemap_batch')]
+BUSYBOX = kernel.BUSYBOX
+MODULE_MARK = 'mm-kunit: insmod'
+
+
+def modules_init_script(mods: List[str]) -> str:
+	"""/init of the module initramfs: load each module, then reboot (exit)."""
+	lines = ['#!/bin/busybox sh', '/bin/busybox mount -t proc proc /proc',
+		 '/bin/busybox mount -t sysfs sys /sys']
+	for m in mods:
+		lines += [f'echo "{MODULE_MARK} {m}.ko"', f'/bin/busybox insmod /{m}.ko',
+			  f'echo "{MODULE_MARK} {m}.ko returned $?"']
+	# -no-reboot turns the reboot into QEMU's exit (this kernel cannot
+	# power off: no ACPI)
+	lines.append('/bin/busybox reboot -f')
+	return '\n'.join(lines) + '\n'
+
+
+def module_ktap(console: str) -> str:
+	"""The console output after the first insmod mark: the modules' KTAP."""
+	i = console.find(MODULE_MARK)
+	return console[i:] if i >= 0 else ''
+
+
+def cmd_modules_run(args) -> int:
+	"""Build the tristate suites as modules against the series kernel, load
+	them from an initramfs in the guest and read their KTAP."""
+	if not os.path.exists(BUSYBOX):
+		raise Error(f'{BUSYBOX} missing: apt-get install busybox-static')
+	st = stages.run_variant('series', jobs=args.jobs, timeout=args.timeout,
+				filter_glob=','.join(g for _, _, g in MODULE_SUITES))
+	if st.error:
+		raise Error(st.error)
+	out = stages.out_dir('series')
+	work = os.path.join(BUILD, 'modules')
+	shutil.rmtree(work, ignore_errors=True)
+	src, root = os.path.join(work, 'src'), os.path.join(work, 'initramfs')
+	for d in (src, os.path.join(root, 'bin'), os.path.join(root, 'proc'),
+		  os.path.join(root, 'sys'), os.path.join(root, 'dev')):
+		os.makedirs(d)
+	with open(os.path.join(src, 'Kbuild'), 'w') as f:
+		for relp, name, _ in MODULE_SUITES:
+			shutil.copy(os.path.join(REPO, relp), os.path.join(src, name + '.c'))
+			f.write(f'obj-m += {name}.o\n')
+	with open(os.path.join(work, 'build.log'), 'w') as logf:
+		r = proc.run(['make', '-C', tree.TREE, f'O={out}', f'M={src}', 'ARCH=x86_64',
+			      'CC=ccache gcc', f'-j{args.jobs or default_jobs()}', 'modules'],
+			     env=kernel.ccache_env(), log=logf, echo=False,
+			     timeout=kernel.build_timeout(), label='modules: building')
+	if not r.ok:
+		print(r.tail[-3000:])
+		raise Error('building the suites as modules ' +
+			    ('timed out' if r.timed_out else 'failed'))
+	mods = [name for _, name, _ in MODULE_SUITES]
+	for m in mods:
+		shutil.copy(os.path.join(src, m + '.ko'), root)
+	shutil.copy(BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+	cpio = kernel.pack_initramfs(root, modules_init_script(mods),
+				     os.path.join(work, 'initramfs.cpio'))
+	cmd = kernel.qemu_cmd(os.path.join(out, kernel.IMAGE), cpio,
+			      'console=ttyS0 panic=-1 rdinit=/init kunit.filter_glob=' +
+			      ','.join(g for _, _, g in MODULE_SUITES))
+	console = os.path.join(work, 'console.log')
+	timeout = args.timeout or 300
+	b = kernel.boot_initramfs(cmd, console, timeout)
+	if b.timed_out:
+		raise Error(f'the module guest did not exit in {timeout}s; console: {console}')
+	with open(console, errors='replace') as f:
+		text = f.read()
+	ktap = module_ktap(text)
+	if not ktap:
+		raise Error(f'no "{MODULE_MARK}" line: the initramfs did not run; console: {console}')
+	ktap_path = os.path.join(work, 'modules.ktap')
+	with open(ktap_path, 'w') as f:
+		f.write(ktap)
+	jpath = os.path.join(work, 'modules.json')
+	subprocess.run([sys.executable, os.path.join(tree.TREE, 'tools/testing/kunit/kunit.py'),
+			'parse', '--json=' + jpath, ktap_path], cwd=tree.TREE,
+		       stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+	res = {}
+	if os.path.isfile(jpath):
+		with open(jpath) as f:
+			res = judge.count_json(json.load(f))
+	mc = {'passed': 0, 'failed': 0, 'skipped': 0}
+	for s in res.values():
+		mc['passed' if s == 'PASS' else 'skipped' if s == 'SKIP' else 'failed'] += 1
+	for m in mods:
+		if f'{MODULE_MARK} {m}.ko returned 0' not in text:
+			mc['failed'] += 1
+			info(f'modules: insmod {m}.ko did not return 0')
+	if not res:
+		mc['failed'] += 1
+		info('modules: no KTAP results after the insmod')
+	info(f'modules: {", ".join(m + ".ko" for m in mods)} loaded in the guest: '
+	     f'{count_line(mc)} (console {rel(console)})')
+	counts = st.counts
+	totals = {k: counts[k] + mc[k] for k in mc}
+	print(count_line(totals))
+	return 1 if totals['failed'] else 0
+
+
+# ------------------------------------------------------------ bench
+
+BENCH_GLOB = '*_benchmark*'
+BENCHREPORT = os.path.join(REPO, 'scripts', 'benchreport.py')
+
+
+def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
+	       jobs: int, timeout: int, glob: str = '') -> str:
+	"""Boot @variant's kernel for the benchmark suites; keep its guest log."""
+	name = variant.replace(':', '-')
+	st = stages.run_variant(variant, jobs=jobs, timeout=timeout or 1800,
+				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build,
+				name=name, build_name=name)
+	if st.error:
+		raise Error(st.error)
+	src = os.path.join(REPO, st.out_dir, 'test.log')
+	if not os.path.isfile(src):
+		raise Error(f'{variant}: the guest left no log ({src})')
+	dest = os.path.join(dest_dir, label + '.log')
+	shutil.copyfile(src, dest)
+	if st.counts['failed']:
+		info(f'{variant}: a benchmark case failed; see {rel(dest)}')
+	return dest
+
+
+def bench_report(args: List[str], out_dir: str) -> int:
+	env = dict(os.environ, MMKUNIT_KUNIT_DIR=os.path.join(tree.TREE, 'tools/testing/kunit'))
+	cmd = [sys.executable, BENCHREPORT] + args + [
+		'--json', os.path.join(out_dir, 'report.json'), '--plots', out_dir]
+	rc = subprocess.run(cmd, env=env).returncode
+	info(f'bench: logs, report.json and plots in {rel(out_dir)}')
+	return rc
+
+
+def bench_dir(label: str) -> str:
+	d = os.path.join(BUILD, 'bench', time.strftime('%Y%m%d-%H%M%S') + '-' +
+			 label.replace(':', '-'))
+	os.makedirs(d, exist_ok=True)
+	return d
+
+
+def cmd_bench(args) -> int:
+	"""The benchmark suites on one kernel, in-boot comparisons side by side."""
+	tree.variant_patches(args.variant)		# reject a bad variant early
+	out = bench_dir(args.variant)
+	logs = [bench_boot(args.variant, out, f'{args.variant}-boot{i + 1}', i == 0,
+			   args.jobs, args.timeout, args.filter_glob) for i in range(args.boots)]
+	return bench_report(['inboot'] + logs, out)
+
+
+def cmd_bench_compare(args) -> int:
+	"""Kernels A and B booted alternately; an A/B table per benchmark."""
+	for v in (args.a, args.b):
+		tree.variant_patches(v)
+	if args.a == args.b:
+		raise Error('A and B are the same kernel')
+	out = bench_dir(f'{args.a}-vs-{args.b}')
+	logs: Dict[str, List[str]] = {args.a: [], args.b: []}
+	for i in range(args.boots):
+		for v in (args.a, args.b):
+			logs[v].append(bench_boot(v, out, f'{v}-boot{i + 1}', i == 0,
+						  args.jobs, args.timeout, args.filter_glob))
+	ref = ['--ref', args.ref] if args.ref else []
+	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b] + ref,
+			    out)
+
+
+# ------------------------------------------------------------ main
+
+def add_lock_options(p: argparse.ArgumentParser) -> None:
+	"""The options of a command that holds build/'s lock."""
+	p.add_argument('--no-wait', action='store_true',
+		       help='when another run holds build/, refuse (exit 2) instead of '
+		       'waiting (also NO_WAIT=1)')
+	p.set_defaults(lock=True)
+
+
+def main(argv: List[str]) -> int:
+	ap = argparse.ArgumentParser(prog='mmkunit', description=DOC,
+				     formatter_class=argparse.RawDescriptionHelpFormatter)
+	sub = ap.add_subparsers(dest='cmd', required=True)
+	sub.add_parser('deps').set_defaults(fn=deps.cmd_deps)
+	a = sub.add_parser('assemble')
+	a.add_argument('variant')
+	a.set_defaults(fn=cmd_assemble)
+	add_lock_options(a)
+	for name, fn in (('run', cmd_run), ('test', cmd_test)):
+		p = sub.add_parser(name)
+		if name == 'run':
+			p.add_argument('variant', nargs='?', default='series')
+			p.add_argument('filter_glob', nargs='?', default='')
+			p.add_argument('--slow', action='store_true',
+				       help='also run KUNIT_CASE_SLOW cases (benchmarks)')
+		else:
+			p.add_argument('--variants', nargs='+', default=['series', 'pristine'])
+		p.add_argument('--debug', action='store_true',
+			       help='add ' + tree.DEBUG_KUNITCONFIG)
+		p.add_argument('--jobs', type=int, default=0,
+			       help='build jobs (default: the CPUs this process may use)')
+		p.add_argument('--timeout', type=int, default=0,
+			       help='guest run timeout in seconds')
+		p.set_defaults(fn=fn)
+		add_lock_options(p)
+	b = sub.add_parser('bench', help='benchmark suites on one kernel')
+	b.add_argument('variant', nargs='?', default='series')
+	b.add_argument('--boots', type=int, default=1)
+	b.set_defaults(fn=cmd_bench)
+	c = sub.add_parser('bench-compare', help='kernels A and B alternately')
+	c.add_argument('a', help='base kernel: pristine, series, upto:N, before:GROUP, upto:GROUP')
+	c.add_argument('b', help='new kernel, same forms')
+	c.add_argument('--boots', type=int, default=3, help='boots of each kernel')
+	c.add_argument('--ref', default='', help="benchreport's --ref: a configuration the change "
+		       'does not touch, as the in-boot reference')
+	c.set_defaults(fn=cmd_bench_compare)
+	j = sub.add_parser('judge', help='judge the guest log of a kernel built and booted '
+			   'elsewhere (summary.json and junit.xml next to it)')
+	j.add_argument('log', help='the raw guest console (kunit.py\'s test.log)')
+	j.add_argument('--applied', default='series',
+		       help='patch groups the kernel carries: comma-separated, "series" '
+		       '(all, the default) or "none" (pristine)')
+	j.add_argument('--name', default='guest', help='stage name in the reports')
+	j.add_argument('--out', default='', help='where to write summary.json and junit.xml '
+		       '(default: the log\'s directory)')
+	j.add_argument('--kunit-dir', default='', help='a tree\'s tools/testing/kunit for its '
+		       'KTAP parser (default MMKUNIT_KUNIT_DIR, else build/tree)')
+	j.add_argument('--require-listed', action='store_true',
+		       help='a case of patches/expected-before that did not run fails')
+	j.set_defaults(fn=cmd_judge)
+	m = sub.add_parser('series-check', help='build and run every prefix of the series')
+	m.add_argument('--from', dest='from_', type=int, default=None)
+	m.add_argument('--to', type=int, default=None)
+	m.set_defaults(fn=cmd_series_check)
+	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
+	mr.set_defaults(fn=cmd_modules_run)
+	for p in (b, c):
+		p.add_argument('--filter_glob', default='',
+			       help=f'kunit.py filter glob (default {BENCH_GLOB})')
+	for p in (b, c, m, mr):
+		p.add_argument('--jobs', type=int, default=0)
+		p.add_argument('--timeout', type=int, default=0,
+			       help='guest run timeout in seconds (default 1800)')
+		add_lock_options(p)
+	return run_command(ap.parse_args(argv), 'mmkunit', argv)
+
+
+def run_command(args, prog: str, argv: List[str]) -> int:
+	"""Run the parsed subcommand under build/'s lock (when it takes it):
+	2 and one line on an Error or an OS error, 130 on SIGINT/SIGTERM; every
+	child process group is killed on the way out."""
+	proc.install_signal_handlers()
+	lock = None
+	code = EXIT_INFRA
+	try:
+		if getattr(args, 'lock', False):
+			lock = BuildLock(f'{prog} {" ".join(argv)}'.strip())
+			lock.acquire(wait=not (args.no_wait or os.environ.get('NO_WAIT')))
+			tree.clear_stale_git_locks()
+		code = args.fn(args)
+	except Error as e:
+		eprint(f'{prog}: error: {e}')
+	except OSError as e:
+		where = f': {e.filename}' if e.filename else ''
+		eprint(f'{prog}: error: {e.strerror or e}{where}')
+	except (KeyboardInterrupt, proc.Interrupted) as e:
+		n = proc.kill_all()
+		what = getattr(e, 'signum', signal.SIGINT)
+		eprint(f'{prog}: interrupted ({signal.Signals(what).name}); '
+		       f'stopped {n} process group(s)')
+		code = EXIT_INTERRUPTED
+	finally:
+		proc.kill_all()
+		if lock and lock.fd is not None:
+			record_exit(code, lock.command)
+		if lock:
+			lock.release()
+	return code
+
+
+def record_exit(code: int, command: str) -> None:
+	"""build/results/last-exit: the code of the last command that held the
+	lock (.ci/run exits with it; make turns every failure into 2)."""
+	try:
+		os.makedirs(report.RESULTS, exist_ok=True)
+		with open(os.path.join(report.RESULTS, 'last-exit'), 'w') as f:
+			f.write(f'{code} {command}\n')
+	except OSError:
+		pass

@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Paths, the one-line error, output and git helpers shared by the modules."""
+
+import os
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(REPO, 'build')
+
+# git in build/ runs with our identity and without the user's or the
+# system's config: signing, hooks or templates there cannot break git am.
+GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost',
+	  'GIT_COMMITTER_NAME': 'mm-kunit', 'GIT_COMMITTER_EMAIL': 'mm-kunit@localhost',
+	  'GIT_AUTHOR_DATE': '2026-01-01T00:00:00Z',
+	  'GIT_COMMITTER_DATE': '2026-01-01T00:00:00Z',
+	  'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1'}
+
+# Exit codes of every command (README "Exit codes")
+EXIT_PASS, EXIT_FAIL, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class Error(Exception):
+	"""A failure that gets one clear line and exit 2 (infrastructure)."""
+
+
+def stamp() -> str:
+	return time.strftime('%H:%M:%S')
+
+
+def info(msg: str) -> None:
+	print(f'mmkunit: [{stamp()}] {msg}', flush=True)
+
+
+def rel(path: str) -> str:
+	"""@path relative to the repo when it is inside it."""
+	r = os.path.relpath(path, REPO)
+	return path if r.startswith('..') else r
+
+
+def default_jobs() -> int:
+	"""Build jobs: the CPUs this process may run on (taskset, cgroups)."""
+	try:
+		return len(os.sched_getaffinity(0)) or 1
+	except (AttributeError, OSError):
+		return os.cpu_count() or 2
+
+
+def env_number(name: str, default: float) -> float:
+	"""A number from the environment; empty means @default."""
+	v = os.environ.get(name, '').strip()
+	if not v:
+		return default
+	try:
+		return float(v)
+	except ValueError:
+		raise Error(f'{name}={v!r} is not a number')
+
+
+def sh(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
+       check: bool = True, capture: bool = False, timeout: Optional[float] = None
+       ) -> subprocess.CompletedProcess:
+	full_env = dict(os.environ)
+	if env:
+		full_env.update(env)
+	try:
+		return subprocess.run(cmd, cwd=cwd, env=full_env, check=check,
+				      stdout=subprocess.PIPE if capture else None,
+				      stderr=subprocess.STDOUT if capture else None,
+				      text=True, timeout=timeout)
+	except subprocess.CalledProcessError as e:
+		out = (e.stdout or '').strip().splitlines()[-20:]
+		raise Error(f'{" ".join(cmd[:3])} failed (exit {e.returncode})' +
+			    ('\n' + '\n'.join(out) if out else ''))
+
+
+def count_line(counts: Dict[str, int]) -> str:
+	"""The line every command ends with."""
+	return f'{counts["passed"]} passed, {counts["failed"]} failed, {counts["skipped"]} skipped'
+
+
+def eprint(msg: str) -> None:
+	print(msg, file=sys.stderr, flush=True)

@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Building and booting kernels: kunit.py config/build/exec in a build
+directory, and the one QEMU command line for the initramfs boots
+(modules-run, selftests).  Everything runs through proc.run()."""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Dict, List, TextIO
+
+from . import proc
+from .common import REPO, Error, env_number, rel
+from .tree import QEMU_CONFIG
+
+IMAGE = 'arch/x86/boot/bzImage'
+BUSYBOX = '/bin/busybox'
+OBJ_COUNT = '.mmkunit-objects'
+
+
+def ccache_env() -> Dict[str, str]:
+	env = {'CCACHE_BASEDIR': REPO, 'CCACHE_NOHASHDIR': '1',
+	       'CCACHE_SLOPPINESS': 'time_macros,include_file_mtime,include_file_ctime'}
+	if 'CCACHE_DIR' not in os.environ:
+		env['CCACHE_DIR'] = os.path.join(os.path.expanduser('~'), '.cache', 'mmkunit-ccache')
+	return env
+
+
+def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
+	      extra: List[str]) -> List[str]:
+	cmd = [sys.executable, os.path.join(tree, 'tools/testing/kunit/kunit.py'), sub,
+	       '--build_dir=' + out,
+	       '--qemu_config=' + os.path.join(tree, QEMU_CONFIG)]
+	if sub in ('config', 'build', 'run'):
+		cmd += ['--kunitconfig=' + os.path.join(tree, k) for k in kunitconfigs]
+		cmd += ['--make_options', 'CC=ccache gcc']
+	if sub in ('build', 'run'):
+		cmd += [f'--jobs={jobs}']
+	return cmd + extra
+
+
+def count_objects(out: str) -> int:
+	n = 0
+	for _root, _dirs, files in os.walk(out):
+		n += sum(1 for f in files if f.endswith('.o'))
+	return n
+
+
+def build_progress(out: str) -> str:
+	"""Objects in @out against the count the last complete build left."""
+	now = count_objects(out)
+	try:
+		with open(os.path.join(out, OBJ_COUNT)) as f:
+			last = int(f.read())
+	except (OSError, ValueError):
+		last = 0
+	return f'{now} objects' + (f' of {last} last time' if last else '')
+
+
+def build_timeout() -> int:
+	return int(env_number('BUILD_TIMEOUT', 3600))
+
+
+def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
+	  log: TextIO) -> float:
+	"""kunit.py config + build into @out; raise Error when either fails or
+	the build runs past BUILD_TIMEOUT.  The kernel image is removed first,
+	so a failed build can never leave an older kernel to boot."""
+	img = os.path.join(out, IMAGE)
+	if os.path.exists(img):
+		os.unlink(img)
+	t0 = time.monotonic()
+	limit = build_timeout()
+	for sub in ('config', 'build'):
+		r = proc.run(kunit_cmd(tree, sub, out, configs, jobs, []), cwd=tree,
+			     env=ccache_env(), log=log, timeout=limit - (time.monotonic() - t0),
+			     label=f'{name}: {"building" if sub == "build" else "configuring"}',
+			     progress=(lambda: build_progress(out)) if sub == 'build' else None)
+		if r.timed_out:
+			raise Error(f'{name}: kunit.py {sub} timed out after {limit} s (BUILD_TIMEOUT); '
+				    f'log: {rel(log.name)}')
+		if r.rc != 0:
+			raise Error(f'{name}: kunit.py {sub} failed (exit {r.rc}); log: {rel(log.name)}')
+	if not os.path.isfile(img):
+		raise Error(f'{name}: kunit.py build left no {IMAGE}; log: {rel(log.name)}')
+	try:
+		with open(os.path.join(out, OBJ_COUNT), 'w') as f:
+			f.write(str(count_objects(out)))
+	except OSError:
+		pass
+	return time.monotonic() - t0
+
+
+@dataclass
+class Boot:
+	"""A kunit.py exec of a built kernel."""
+	result: proc.Result
+	log_lines: List[str] = field(default_factory=list)
+	json_path: str = ''
+
+
+def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str],
+	 extra: List[str], timeout: int, log: TextIO) -> Boot:
+	"""kunit.py exec of the kernel in @build_dir; its test.log and
+	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
+	(a second boot of the same kernel), the build dir's own test.log is
+	kept as it was."""
+	if not os.path.isfile(os.path.join(build_dir, IMAGE)):
+		raise Error(f'{name}: no kernel in {rel(build_dir)} (its build failed or never ran)')
+	jsonpath = os.path.join(stage_dir, 'results.json')
+	guest_log = os.path.join(stage_dir, 'test.log')
+	for stale in (jsonpath, guest_log):
+		if os.path.exists(stale):
+			os.unlink(stale)
+	own_log = os.path.join(build_dir, 'test.log')
+	stash = os.path.join(stage_dir, '.build-dir-test.log')
+	if stage_dir != build_dir and os.path.exists(own_log):
+		shutil.move(own_log, stash)
+	try:
+		r = proc.run(kunit_cmd(tree, 'exec', build_dir, configs, 0,
+				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
+			     cwd=tree, env=ccache_env(), log=log, timeout=timeout + 120,
+			     label=f'{name}: guest running')
+	finally:
+		if stage_dir != build_dir:
+			if os.path.exists(own_log):
+				shutil.move(own_log, guest_log)
+			if os.path.exists(stash):
+				shutil.move(stash, own_log)
+	lines = []
+	if os.path.isfile(guest_log):
+		with open(guest_log, errors='replace') as f:
+			lines = f.readlines()
+	return Boot(result=r, log_lines=lines, json_path=jsonpath)
+
+
+def load_qemu_config():
+	"""Load x86_64_mm.py (the repo's QEMU config) outside kunit_tool's
+	package, for its accelerator choice; undo the PATH change it makes."""
+	path = os.path.join(REPO, QEMU_CONFIG)
+	with open(path) as f:
+		src = f.read()
+	src = src.replace('from ..qemu_config import QemuArchParams',
+			  'QemuArchParams = lambda **kw: kw')
+	mod = type(sys)('x86_64_mm')
+	mod.__file__ = path
+	saved = dict(os.environ)
+	try:
+		exec(compile(src, path, 'exec'), mod.__dict__)
+	finally:
+		os.environ.clear()
+		os.environ.update(saved)
+	return mod
+
+
+
+def qemu_cmd(kernel: str, initrd: str, append: str, mem_mb: int = 3072,
+	     smp: int = 2) -> List[str]:
+	"""The QEMU command line of an initramfs boot, with the accelerator the
+	repo's QEMU config chooses (KVM only where it can run guests)."""
+	accel = load_qemu_config().choose_accel()
+	return ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot',
+		'-m', str(mem_mb), '-smp', str(smp), '-serial', 'stdio', '-bios', 'qboot.rom',
+		'-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',
+		'-kernel', kernel, '-initrd', initrd, '-append', append]
+
+
+def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0) -> proc.Result:
+	"""Run a QEMU command (qemu_cmd) with its console in @console."""
+	with open(console, 'w') as logf:
+		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice)
+
+
+def pack_initramfs(root: str, init: str, cpio: str) -> str:
+	"""Write @init as @root/init and pack @root into the newc archive @cpio."""
+	with open(os.path.join(root, 'init'), 'w') as f:
+		f.write(init)
+	os.chmod(os.path.join(root, 'init'), 0o755)
+	with open(cpio, 'wb') as f:
+		names = subprocess.run(['find', '.'], cwd=root, stdout=subprocess.PIPE,
+				       check=True).stdout
+		subprocess.run(['cpio', '-o', '-H', 'newc', '--quiet'], cwd=root,
+			       input=names, stdout=f, check=True)
+	return cpio

@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: GPL-2.0
+"""What a run reports: the count line, build/results/summary.json and
+build/results/junit.xml (per case kunit's status, our verdict and its
+reason; the stages and their times), and series-check's matrix."""
+
+import json
+import os
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional
+
+from .common import BUILD, count_line, info
+
+RESULTS = os.path.join(BUILD, 'results')
+
+
+@dataclass
+class Stage:
+	"""One stage of a command: a variant booted, the host tests, checkpatch."""
+	name: str
+	cases: List[dict] = field(default_factory=list)
+	seconds: float = 0.0
+	build_seconds: Optional[float] = None
+	guest_seconds: Optional[float] = None
+	out_dir: str = ''
+	error: str = ''		# why the stage could not run (infrastructure)
+	started: str = ''
+
+	@property
+	def counts(self) -> Dict[str, int]:
+		c = {'passed': 0, 'failed': 0, 'skipped': 0}
+		for k in self.cases:
+			c[{'pass': 'passed', 'fail': 'failed', 'skip': 'skipped'}[k['verdict']]] += 1
+		if self.error:
+			c['failed'] += 1
+		return c
+
+
+def total(stages: List[Stage]) -> Dict[str, int]:
+	t = {'passed': 0, 'failed': 0, 'skipped': 0}
+	for s in stages:
+		for k, v in s.counts.items():
+			t[k] += v
+	return t
+
+
+def exit_code(stages: List[Stage]) -> int:
+	"""2 when a stage could not run, else 1 on any failure, else 0."""
+	if any(s.error for s in stages):
+		return 2
+	return 1 if total(stages)['failed'] else 0
+
+
+def summary(command: str, stages: List[Stage], seconds: float, code: int) -> dict:
+	out = {'command': command, 'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+	       'seconds': round(seconds, 1), 'exit_code': code, 'counts': total(stages),
+	       'stages': []}
+	for s in stages:
+		d = asdict(s)
+		d['counts'] = s.counts
+		d['seconds'] = round(s.seconds, 1)
+		for k in ('build_seconds', 'guest_seconds'):
+			if d[k] is not None:
+				d[k] = round(d[k], 1)
+		out['stages'].append(d)
+	return out
+
+
+def junit_xml(stages: List[Stage], seconds: float) -> str:
+	"""JUnit XML: one testsuite per stage, one testcase per case; a case
+	that fails is a <failure>, a stage that could not run an <error>."""
+	tot = total(stages)
+	root = ET.Element('testsuites', name='mm-kunit', time=f'{seconds:.1f}',
+			  tests=str(sum(tot.values())), failures=str(tot['failed']),
+			  skipped=str(tot['skipped']))
+	for s in stages:
+		c = s.counts
+		fails = sum(1 for k in s.cases if k['verdict'] == 'fail')
+		ts = ET.SubElement(root, 'testsuite', name=s.name,
+				   tests=str(len(s.cases) + (1 if s.error else 0)),
+				   failures=str(fails), errors=str(1 if s.error else 0),
+				   skipped=str(c['skipped']), time=f'{s.seconds:.1f}',
+				   timestamp=s.started)
+		props = ET.SubElement(ts, 'properties')
+		for k in ('seconds', 'build_seconds', 'guest_seconds', 'out_dir'):
+			v = getattr(s, k)
+			if v is not None and v != '':
+				ET.SubElement(props, 'property', name=k,
+					      value=f'{v:.1f}' if isinstance(v, float) else str(v))
+		if s.error:
+			tc = ET.SubElement(ts, 'testcase', classname=s.name, name='stage', time='0')
+			ET.SubElement(tc, 'error', message=s.error, type='infrastructure').text = s.error
+		for k in s.cases:
+			tc = ET.SubElement(ts, 'testcase', classname=s.name, name=k['name'], time='0')
+			if k['verdict'] == 'fail':
+				ET.SubElement(tc, 'failure', message=k['reason'] or k['status'],
+					      type=k['status']).text = k['reason']
+			elif k['verdict'] == 'skip':
+				ET.SubElement(tc, 'skipped', message=k['reason'] or k['status'])
+			ET.SubElement(tc, 'system-out').text = (
+				f'status: {k["status"]}; verdict: {k["verdict"]}' +
+				(f'; reason: {k["reason"]}' if k['reason'] else ''))
+	ET.indent(root)
+	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
+
+
+def write(command: str, stages: List[Stage], seconds: float, code: int,
+	  results: str = '') -> str:
+	"""build/results/summary.json and junit.xml; return the directory."""
+	results = results or RESULTS
+	os.makedirs(results, exist_ok=True)
+	with open(os.path.join(results, 'summary.json'), 'w') as f:
+		json.dump(summary(command, stages, seconds, code), f, indent=1)
+		f.write('\n')
+	with open(os.path.join(results, 'junit.xml'), 'w') as f:
+		f.write(junit_xml(stages, seconds))
+	return results
+
+
+def print_stages(stages: List[Stage]) -> None:
+	"""The per-stage table of make test."""
+	info('summary:')
+	for s in stages:
+		info(f'  {s.name:<12} {count_line(s.counts)}'
+		     + (f' ({s.seconds:.0f} s)' if s.seconds >= 1 else '')
+		     + (f'; could not run: {s.error.splitlines()[0]}' if s.error else ''))
+
+
+# ------------------------------------------------------------ series-check
+
+def analyse_matrix(rows: List[dict]) -> dict:
+	"""Regressions, unbuilt prefixes and first passing patch of a matrix.
+
+	@rows: one per prefix, in order, each {'k', 'built', 'results'} with
+	results {case: PASS/FAIL/SKIP/...}.  A regression is a case that
+	passed on the previous built prefix and does not pass now (failed,
+	crashed, or did not run)."""
+	cases = sorted({c for r in rows for c in r['results']})
+	regressions, first_pass = [], {}
+	prev = None
+	for r in rows:
+		if not r['built']:
+			continue
+		for c in cases:
+			now = r['results'].get(c, 'NOT RUN')
+			if now == 'PASS' and c not in first_pass:
+				first_pass[c] = r['k']
+			if prev and prev['results'].get(c) == 'PASS' and now != 'PASS':
+				regressions.append({'case': c, 'from': prev['k'], 'to': r['k'],
+						    'status': now})
+		prev = r
+	return {'cases': cases, 'regressions': regressions, 'first_pass': first_pass,
+		'not_built': [r['k'] for r in rows if not r['built']]}
+
+
+# kunit_json writes ERROR for a crashed case (TestStatus.TEST_CRASHED)
+CELL = {'PASS': 'P', 'FAIL': 'F', 'SKIP': 'S', 'NOT RUN': '-', 'ERROR': 'C', 'CRASHED': 'C'}
+
+
+def format_matrix(rows: List[dict], an: dict) -> str:
+	"""Patches down, cases across (numbered, legend below)."""
+	cases = an['cases']
+	width = max(3, len(str(len(cases))) + 1)
+	lines = ['patch' + ' ' * 46 + ''.join(f'{i + 1:>{width}}' for i in range(len(cases)))]
+	for r in rows:
+		label = f'{r["k"]:>2} {r["patch"]}'[:48]
+		cp = r.get('checkpatch', '')
+		if not r['built']:
+			cells = ' not built'
+		else:
+			cells = ''.join(f'{CELL.get(r["results"].get(c, "NOT RUN"), "?"):>{width}}'
+					for c in cases)
+		lines.append(f'{label:<48}{cp:>3}{cells}')
+	lines.append('')
+	lines.append('P pass, F fail, S skip, - not run, C crashed; third column: '
+		     'checkpatch --strict (ok / !!)')
+	for i, c in enumerate(cases):
+		fp = an['first_pass'].get(c)
+		lines.append(f'{i + 1:>{width}} {c}  (first pass: '
+			     f'{"never" if fp is None else ("pristine" if fp == 0 else "patch " + str(fp))})')
+	for g in an['regressions']:
+		lines.append(f'REGRESSION: {g["case"]}: PASS at {g["from"]}, {g["status"]} at {g["to"]}')
+	for k in an['not_built']:
+		lines.append(f'NOT BUILT: prefix {k}')
+	return '\n'.join(lines)
+

@@ -1,0 +1,203 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The stages commands are made of: one variant assembled, built, booted
+and judged (run_variant), the host tests, checkpatch.  Each returns a
+report.Stage; a stage that cannot run says why in its error."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+from typing import List, Optional, Tuple
+
+from . import judge, kernel, tree
+from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
+from .report import Stage
+
+# The KUNIT_CASE_SLOW race suite that make test runs in a boot of its own
+RACE_GLOB = 'lockless_read_race'
+
+
+def out_dir(name: str) -> str:
+	return os.path.join(BUILD, 'out', name.replace(':', '-'))
+
+
+def guest_timeout(timeout: int, debug: bool) -> int:
+	return timeout or int(env_number('MMKUNIT_TIMEOUT', 900 if debug else 600))
+
+
+def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int = 0,
+		filter_glob: str = '', with_slow: bool = False,
+		kunitconfigs: Optional[List[str]] = None, build: bool = True,
+		name: str = '', build_name: str = '') -> Stage:
+	"""Assemble, build and boot one variant; its verdicts as a Stage.
+
+	The stage's files (mmkunit.log, test.log, results.json) go to
+	build/out/NAME (NAME defaults to the variant).  With build=False the
+	kernel built earlier in build/out/BUILD_NAME is only booted again
+	(the races stage of make test, bench-compare's later boots)."""
+	sfx = '-debug' if debug else ''
+	name = (name or variant.replace(':', '-')) + sfx
+	build_dir = out_dir(build_name + sfx if build_name else name)
+	stage = Stage(name=name, out_dir=rel(out_dir(name)), started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	t0 = time.monotonic()
+	try:
+		_run_variant(stage, variant, debug, jobs, timeout, filter_glob, with_slow,
+			     kunitconfigs, build, build_dir)
+	except (Error, OSError) as e:
+		# An OSError (a full disk) is one line and this stage's error
+		stage.error = str(e) if isinstance(e, Error) else \
+			f'{e.strerror or e}' + (f': {e.filename}' if e.filename else '')
+		info(f'{name}: {stage.error}')
+	stage.seconds = time.monotonic() - t0
+	return stage
+
+
+def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: int,
+		 filter_glob: str, with_slow: bool, kunitconfigs: Optional[List[str]],
+		 build: bool, build_dir: str) -> None:
+	name = stage.name
+	if build:
+		src = tree.assemble(variant)
+	elif os.path.isfile(os.path.join(tree.TREE, 'tools/testing/kunit/kunit.py')):
+		src = tree.TREE
+	else:
+		raise Error(f'{variant}: no assembled tree to boot from')
+	sdir = out_dir(name)
+	os.makedirs(sdir, exist_ok=True)
+	os.makedirs(build_dir, exist_ok=True)
+	jobs = jobs or default_jobs()
+	timeout = guest_timeout(timeout, debug)
+	configs = list(kunitconfigs or tree.SUITE_KUNITCONFIGS)
+	if debug:
+		configs.append(tree.DEBUG_KUNITCONFIG)
+	patches = tree.variant_patches(variant)
+	groups = sorted({tree.group_of(p) for p in patches})
+	logpath = os.path.join(sdir, 'mmkunit.log')
+	info(f'{name}: tree {rel(src)}, {len(patches)} patches ({", ".join(groups) or "none"}), '
+	     + (f'build {rel(build_dir)}, ' if build else f'kernel of {rel(build_dir)}, ')
+	     + f'{jobs} jobs')
+	with open(logpath, 'w') as logf:
+		if build:
+			stage.build_seconds = kernel.build(name, src, build_dir, configs, jobs, logf)
+		extra = []
+		if debug:
+			# A page freed early reads as poison (the race suite's oracle)
+			extra.append('--kernel_args=page_poison=1')
+		if not with_slow:
+			extra.append('--filter=speed>slow')
+		if filter_glob:
+			extra.append(filter_glob)
+		b = kernel.boot(name, src, build_dir, sdir, configs, extra, timeout, logf)
+	stage.guest_seconds = b.result.seconds
+	results = {}
+	if os.path.isfile(b.json_path):
+		with open(b.json_path) as f:
+			try:
+				results = judge.count_json(json.load(f))
+			except ValueError:
+				info(f'{name}: kunit.py wrote unreadable JSON ({rel(b.json_path)})')
+	stage.cases = judge.judge_cases(results, groups, judge.load_expected_before(),
+					require_listed=not filter_glob and kunitconfigs is None)
+	stage.cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
+	c = stage.counts
+	info(f'{name}: ' + (f'build {stage.build_seconds:.0f}s, ' if build else '') +
+	     f'guest {stage.guest_seconds:.0f}s; {c["passed"]} passed, {c["failed"]} failed, '
+	     f'{c["skipped"]} skipped')
+	for n in judge.notes(stage.cases):
+		info(f'  {name}: {n}')
+	info(f'{name}: full log {rel(logpath)}, guest log {rel(os.path.join(sdir, "test.log"))}')
+
+
+class _Result(unittest.TextTestResult):
+	"""unittest's text result that also keeps the tests that passed."""
+
+	def __init__(self, *a, **kw):
+		super().__init__(*a, **kw)
+		self.passed: List[str] = []
+
+	def addSuccess(self, test):
+		super().addSuccess(test)
+		self.passed.append(test.id())
+
+
+def host_tests() -> Stage:
+	"""scripts/tests through unittest's own runner; a case per test."""
+	stage = Stage(name='host tools', out_dir='', started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	t0 = time.monotonic()
+	# benchreport's tests read logs with kunit_tool's parser from a kernel tree
+	if 'MMKUNIT_KUNIT_DIR' not in os.environ:
+		try:
+			os.environ['MMKUNIT_KUNIT_DIR'] = os.path.join(
+				tree.assemble('series'), 'tools/testing/kunit')
+		except Error as e:
+			info(f'host tools: no kernel tree for kunit_parser ({e})')
+	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
+						    top_level_dir=REPO)
+	result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
+					 resultclass=_Result).run(suite)
+	for t in result.passed:
+		stage.cases.append(judge.case(t, 'PASS', 'pass'))
+	for t, tb in result.failures + result.errors:
+		last = tb.strip().splitlines()[-1] if tb.strip() else 'error'
+		stage.cases.append(judge.case(t.id(), 'FAIL', 'fail', last))
+	for t in result.unexpectedSuccesses:
+		stage.cases.append(judge.case(t.id(), 'PASS', 'fail', 'unexpected success'))
+	for t, why in result.skipped:
+		stage.cases.append(judge.case(t.id(), 'SKIP', 'skip', why))
+	if result.testsRun == 0:
+		stage.cases.append(judge.case('host tools', 'NONE', 'fail', 'no tests found'))
+		info('host tools: no tests found')
+	stage.seconds = time.monotonic() - t0
+	c = stage.counts
+	info(f'host tools: {c["passed"]} passed, {c["failed"]} failed, {c["skipped"]} skipped')
+	return stage
+
+
+def checkpatch_targets() -> List[Tuple[str, List[str]]]:
+	"""(path, extra args) of every patch in the series and every suite file."""
+	out = [(os.path.join(REPO, 'patches', p), []) for p in tree.read_series()]
+	for d in ('mm/tests', 'fs/tests'):
+		top = os.path.join(REPO, d)
+		if os.path.isdir(top):
+			for n in sorted(os.listdir(top)):
+				if n.endswith(('.c', '.h')):
+					out.append((os.path.join(top, n), ['--file']))
+	return out
+
+
+def checkpatch_findings(src: str, path: str, extra: Optional[List[str]] = None) -> str:
+	"""scripts/checkpatch.pl --strict on one patch (or, with --file, one
+	source file); '' when it is clean."""
+	cmd = ['perl', os.path.join(src, 'scripts/checkpatch.pl'), '--strict',
+	       '--no-tree', '--terse', '--no-summary', '--show-types']
+	r = subprocess.run(cmd + (extra or []) + [path], cwd=src, stdout=subprocess.PIPE,
+			   stderr=subprocess.STDOUT, text=True)
+	out = r.stdout.strip()
+	return out or ('' if r.returncode == 0 else f'checkpatch exited {r.returncode}')
+
+
+def checkpatch() -> Stage:
+	"""scripts/checkpatch.pl --strict on the series and the suites."""
+	stage = Stage(name='checkpatch', started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	t0 = time.monotonic()
+	try:
+		src = tree.assemble('series')
+	except Error as e:
+		stage.error = str(e)
+		info(f'checkpatch: {e}')
+		return stage
+	for path, extra in checkpatch_targets():
+		found = checkpatch_findings(src, path, extra)
+		if not found:
+			stage.cases.append(judge.case(rel(path), 'PASS', 'pass'))
+		else:
+			stage.cases.append(judge.case(rel(path), 'FAIL', 'fail',
+						      found.splitlines()[0]))
+			info(f'checkpatch --strict: {rel(path)}:')
+			print(found)
+	stage.seconds = time.monotonic() - t0
+	c = stage.counts
+	info(f'checkpatch: {c["passed"]} clean, {c["failed"]} with findings')
+	return stage

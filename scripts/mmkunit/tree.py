@@ -1,0 +1,401 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The kernel tree: the base source imported as one commit, a variant's
+patches applied with git am, our suites and the hooks that build them.
+
+build/tree is a worktree of build/linux.git shared by all variants; it is
+reassembled only when the variant's key changes, and never over local
+changes without FORCE=1."""
+
+import glob
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import List, Optional, Tuple
+
+from .common import BUILD, GIT_ID, REPO, Error, info, rel, sh
+
+# Files of ours copied into the kernel tree, relative to the repo root.
+OVERLAY_DIRS = ['mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
+		'tools/testing/kunit/qemu_configs']
+QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
+DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
+# kunitconfigs of the functional suites, relative to the tree.
+SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig', 'fs/tests/.kunitconfig']
+
+def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
+	"""(VERSION, PATCHLEVEL) of a kernel tree, None if it is not one."""
+	mk = os.path.join(tree, 'Makefile')
+	if not (os.path.isfile(mk) and os.path.isdir(os.path.join(tree, 'mm')) and
+		os.path.isfile(os.path.join(tree, 'tools/testing/kunit/kunit.py'))):
+		return None
+	v = {}
+	with open(mk, errors='replace') as f:
+		for line in f.readlines()[:10]:
+			m = re.match(r'^(VERSION|PATCHLEVEL)\s*=\s*(\d+)', line)
+			if m:
+				v[m.group(1)] = int(m.group(2))
+	if 'VERSION' not in v or 'PATCHLEVEL' not in v:
+		return None
+	return v['VERSION'], v['PATCHLEVEL']
+
+
+def tree_state(tree: str) -> str:
+	"""A cheap fingerprint of a user's tree, to know when to re-import it.
+
+	A git tree: HEAD plus its uncommitted changes.  Anything else: the
+	number of files and the newest mtime.
+	"""
+	if os.path.isdir(os.path.join(tree, '.git')):
+		head = sh(['git', '-C', tree, 'rev-parse', 'HEAD'], capture=True,
+			  check=False).stdout.strip()
+		diff = subprocess.run(['git', '-C', tree, 'diff', 'HEAD'],
+				      stdout=subprocess.PIPE, check=False).stdout
+		return head + ':' + hashlib.sha256(diff).hexdigest()[:16]
+	count, newest = 0, 0
+	for root, dirs, files in os.walk(tree):
+		dirs[:] = [d for d in dirs if d != '.git']
+		for n in files:
+			try:
+				st = os.lstat(os.path.join(root, n))
+			except OSError:
+				continue
+			count += 1
+			newest = max(newest, st.st_mtime_ns)
+	return f'{count}:{newest}'
+
+
+def source_tree() -> Tuple[str, str, bool]:
+	"""Return (path, identity, is_user_tree) of the base kernel source."""
+	kdir = os.environ.get('KDIR', '')
+	if kdir:
+		kdir = os.path.abspath(kdir)
+		ver = kernel_version(kdir)
+		if ver is None:
+			raise Error(f'KDIR={kdir} is not a kernel tree '
+				    '(no Makefile with VERSION/PATCHLEVEL, mm/ and tools/testing/kunit)')
+		if ver != (7, 3):
+			info(f'warning: KDIR is Linux {ver[0]}.{ver[1]}, the series is against 7.3')
+		return kdir, f'kdir:{kdir}:{tree_state(kdir)}', True
+	env = {}
+	tarball = os.environ.get('LINUX_TARBALL', '')
+	if tarball:
+		tarball = os.path.abspath(tarball)
+		if not os.path.isfile(tarball):
+			raise Error(f'LINUX_TARBALL={tarball} does not exist')
+		env['LINUX_TARBALL'] = tarball
+		# A different tarball must not reuse the Debian unpack.
+		srcdir = os.path.join(BUILD, 'src-tarball')
+		if os.path.exists(os.path.join(srcdir, 'tarball')):
+			with open(os.path.join(srcdir, 'tarball')) as f:
+				if f.read() != tarball:
+					shutil.rmtree(srcdir)
+		os.makedirs(srcdir, exist_ok=True)
+		with open(os.path.join(srcdir, 'tarball'), 'w') as f:
+			f.write(tarball)
+	else:
+		srcdir = BUILD
+	from . import proc		# here: install.py needs none of it
+	r = proc.run([os.path.join(REPO, 'scripts/fetch-linux.sh'), srcdir], env=env,
+		     echo=True, label='getting linux-source-7.3')
+	if not r.ok:
+		raise Error('could not get the Linux 7.3 source (see the lines above)')
+	path = r.tail.strip().splitlines()[-1]
+	if kernel_version(path) is None:
+		raise Error(f'{path} is not a kernel tree')
+	with open(os.path.join(path, 'Makefile')) as f:
+		head = ''.join(f.readlines()[:6])
+	ident = ('tarball:' + tarball if tarball else 'debian:') + \
+		hashlib.sha256(head.encode()).hexdigest()[:16]
+	return path, ident, False
+
+
+# ---------------------------------------------------------------- assembly
+
+def git(args: List[str], git_dir: str, work: Optional[str] = None, **kw):
+	env = dict(GIT_ID, GIT_DIR=git_dir)
+	if work:
+		env['GIT_WORK_TREE'] = work
+	return sh(['git'] + args, cwd=work, env=env, **kw)
+
+
+def import_add(cmd: List[str], src: str, env: dict, stdin=subprocess.DEVNULL) -> None:
+	"""The long git add of an import, in a process group of its own with
+	a heartbeat (proc is imported here: install.py needs none of it)."""
+	from . import proc
+	r = proc.run(cmd, cwd=src, env=env, echo=True, stdin=stdin,
+		     label=f'importing {rel(src)}')
+	if not r.ok:
+		raise Error(f'{" ".join(cmd[:3])} in {src} failed (exit {r.rc})')
+
+
+# Bump when the way a source is imported changes: cached bases are redone.
+IMPORT_VERSION = 2
+
+
+def base_commit() -> str:
+	"""Import the base source as one commit in build/linux.git (cached)."""
+	src, ident, user_tree = source_tree()
+	gd = os.path.join(BUILD, 'linux.git')
+	idfile = os.path.join(gd, 'mmkunit-source')
+	ident = f'{IMPORT_VERSION}:{ident}'
+	if os.path.isfile(idfile):
+		with open(idfile) as f:
+			if f.read() == ident:
+				r = git(['rev-parse', 'refs/heads/base'], gd, capture=True, check=False)
+				if r.returncode == 0:
+					return r.stdout.strip()
+	info(f'importing {src} as the base commit (once per source)')
+	if not os.path.isdir(gd):
+		sh(['git', 'init', '-q', '--bare', gd], env=GIT_ID)
+	index = os.path.join(gd, 'import-index')
+	if os.path.exists(index):
+		os.unlink(index)
+	env = dict(GIT_ID, GIT_DIR=gd, GIT_WORK_TREE=src, GIT_INDEX_FILE=index)
+	if user_tree and os.path.isdir(os.path.join(src, '.git')):
+		# A git tree: the files it tracks, as they are in its work tree
+		# (uncommitted changes included, build output left out).
+		r = subprocess.run(['git', '-C', src, 'ls-files', '-z'], stdout=subprocess.PIPE,
+				   stderr=subprocess.PIPE)
+		if r.returncode != 0:
+			raise Error(f'git ls-files in KDIR={src} failed: '
+				    f'{r.stderr.decode(errors="replace").strip()}')
+		listing = os.path.join(gd, 'import-files')
+		with open(listing, 'wb') as f:
+			f.write(r.stdout)
+		with open(listing, 'rb') as f:
+			import_add(['git', 'add', '-f', '--pathspec-from-file=-',
+				    '--pathspec-file-nul'], src, env, stdin=f)
+		os.unlink(listing)
+	else:
+		# A tarball or a plain directory: every file.  (Debian's
+		# tarball carries a .gitignore that ignores its whole top
+		# level, so ignore rules cannot be used here.)
+		if user_tree and (os.path.exists(os.path.join(src, '.config')) or
+				  os.path.isdir(os.path.join(src, 'include/config'))):
+			raise Error(f'KDIR={src} has been built in-tree (.config); '
+				    'run "make mrproper" there or pass a clean tree')
+		import_add(['git', 'add', '-A', '-f', '.'], src, env)
+	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
+	commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
+		    env=env, capture=True).stdout.strip()
+	git(['update-ref', 'refs/heads/base', commit], gd)
+	os.unlink(index)
+	with open(idfile, 'w') as f:
+		f.write(ident)
+	return commit
+
+
+def group_of(patch: str) -> str:
+	return patch.split('/', 1)[0]
+
+
+def read_series(path: Optional[str] = None) -> List[str]:
+	"""Patch paths (relative to patches/) in apply order; '#' comments."""
+	path = path or os.path.join(REPO, 'patches', 'series')
+	out = []
+	with open(path) as f:
+		for line in f:
+			line = line.split('#', 1)[0].strip()
+			if line:
+				out.append(line)
+	return out
+
+
+def overlay_files() -> List[str]:
+	files = []
+	for d in OVERLAY_DIRS:
+		top = os.path.join(REPO, d)
+		for root, _dirs, names in os.walk(top):
+			for n in sorted(names):
+				if n.endswith(('.pyc', '~')) or '__pycache__' in root:
+					continue
+				files.append(os.path.relpath(os.path.join(root, n), REPO))
+	return sorted(files)
+
+
+# Hooks that make a kernel tree build our suites; each is (file, line,
+# anchor): the line is added once, before the last anchor line (or at the
+# end when anchor is None).
+HOOKS = [('mm/Kconfig', 'source "mm/tests/Kconfig"', 'endmenu'),
+	 ('mm/Makefile', 'obj-y += tests/', None),
+	 ('fs/Kconfig', 'source "fs/tests/Kconfig"', 'endmenu'),
+	 ('fs/Makefile', 'obj-y += tests/', None)]
+
+
+def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
+	"""Idempotently add the Kconfig/Makefile hooks; return what changed."""
+	changed = []
+	for relp, line, anchor in hooks:
+		path = os.path.join(tree, relp)
+		with open(path) as f:
+			lines = f.read().splitlines()
+		if line in (l.strip() for l in lines):
+			continue
+		pos = len(lines)
+		if anchor:
+			for i in range(len(lines) - 1, -1, -1):
+				if lines[i].strip() == anchor:
+					pos = i
+					break
+		lines[pos:pos] = [line, ''] if anchor else ['', line]
+		with open(path, 'w') as f:
+			f.write('\n'.join(lines) + '\n')
+		changed.append(relp)
+	return changed
+
+
+def variant_patches(variant: str) -> List[str]:
+	series = read_series()
+	if variant == 'pristine':
+		return []
+	if variant == 'series':
+		return series
+	# "upto:N" = the first N patches (per-patch validation)
+	m = re.match(r'^upto:(\d+)$', variant)
+	if m:
+		return series[:int(m.group(1))]
+	# "before:GROUP" / "upto:GROUP" = the series without / through a group
+	m = re.match(r'^(before|upto):([a-z0-9-]+)$', variant)
+	if m:
+		idx = [i for i, p in enumerate(series) if group_of(p) == m.group(2)]
+		if not idx:
+			raise Error(f'{variant}: no patch of group {m.group(2)!r} in patches/series')
+		return series[:idx[0]] if m.group(1) == 'before' else series[:idx[-1] + 1]
+	raise Error(f'unknown variant {variant!r} (series, pristine, upto:N, '
+		    'before:GROUP, upto:GROUP)')
+
+
+def variant_key(base: str, patches: List[str]) -> str:
+	h = hashlib.sha256(base.encode())
+	for p in patches:
+		h.update(p.encode())
+		with open(os.path.join(REPO, 'patches', p), 'rb') as f:
+			h.update(f.read())
+	for relp in overlay_files():
+		h.update(relp.encode())
+		with open(os.path.join(REPO, relp), 'rb') as f:
+			h.update(f.read())
+	h.update(repr(HOOKS).encode())
+	return h.hexdigest()
+
+
+# All variants share one worktree.  Compiles run in build/out/<variant>
+# with source paths relative to it (../../tree/...), so every variant and
+# every clone of the repo sends ccache the same command lines: switching
+# variants rewrites only the files that differ and recompiles them from the
+# cache.
+TREE = os.path.join(BUILD, 'tree')
+
+
+STALE_LOCKS = ['linux.git/*.lock', 'linux.git/refs/heads/*.lock',
+	       'linux.git/worktrees/*/*.lock']
+
+
+def clear_stale_git_locks(build: str = '') -> List[str]:
+	"""Remove the *.lock files an interrupted git left in build/ (call
+	only with build/'s lock held: no other run's git can be running)."""
+	build = build or BUILD
+	gone = []
+	for pat in STALE_LOCKS:
+		for path in sorted(glob.glob(os.path.join(build, pat))):
+			os.unlink(path)
+			gone.append(path)
+			info(f'removed stale git lock {rel(path)} (an interrupted run left it)')
+	return gone
+
+
+def read_keyfile(keyfile: str) -> Tuple[str, str]:
+	"""(variant key, HEAD after assembly) of build/tree.key."""
+	if not os.path.isfile(keyfile):
+		return '', ''
+	with open(keyfile) as f:
+		lines = f.read().splitlines() + ['', '']
+	return lines[0], lines[1]
+
+
+def local_changes(tree: str, assembled_head: str) -> str:
+	"""What reassembling @tree would throw away: '' or a description."""
+	env = dict(GIT_ID)
+	dirty = sh(['git', 'status', '--porcelain', '--untracked-files=no'],
+		   cwd=tree, env=env, capture=True, check=False).stdout.split('\n')
+	dirty = [l[3:] for l in dirty if l.strip()]
+	if dirty:
+		return (f'uncommitted changes ({", ".join(dirty[:3])}' +
+			(', ...' if len(dirty) > 3 else '') + ')')
+	if assembled_head:
+		head = sh(['git', 'rev-parse', 'HEAD'], cwd=tree, env=env, capture=True,
+			  check=False).stdout.strip()
+		if head and head != assembled_head:
+			return f'commits after its assembly (HEAD {head[:12]})'
+	return ''
+
+
+def assemble(variant: str) -> str:
+	"""Make build/tree = base + the variant's patches + overlay; return its path."""
+	patches = variant_patches(variant)
+	for p in patches:
+		if not os.path.isfile(os.path.join(REPO, 'patches', p)):
+			raise Error(f'patches/series names {p}, which does not exist')
+	base = base_commit()
+	gd = os.path.join(BUILD, 'linux.git')
+	tree = TREE
+	key = variant_key(base, patches)
+	keyfile = tree + '.key'
+	old_key, old_head = read_keyfile(keyfile)
+	if os.path.exists(os.path.join(tree, '.git')):
+		changes = local_changes(tree, old_head)
+		force = bool(os.environ.get('FORCE'))
+		if old_key == key and (not changes or
+				       (not changes.startswith('uncommitted') and not force)):
+			return tree		# commits made in it (a mutation) are kept
+		if changes and not force:
+			what = ('commit them (git -C build/tree commit -a) to test them, or '
+				if changes.startswith('uncommitted') else '')
+			raise Error(f'{rel(tree)} has {changes}; assembling {variant} there would '
+				    f'drop them: {what}rerun with FORCE=1 to drop them')
+		if changes:
+			info(f'FORCE=1: dropping the {changes} of {rel(tree)}')
+	if os.path.exists(keyfile):
+		os.unlink(keyfile)
+	if not os.path.isdir(os.path.join(tree, '.git')) and not os.path.isfile(os.path.join(tree, '.git')):
+		if os.path.exists(tree):
+			shutil.rmtree(tree)
+		git(['worktree', 'prune'], gd)
+		info(f'creating tree {rel(tree)}')
+		git(['worktree', 'add', '-q', '--detach', tree, base], gd, capture=True)
+	env = dict(GIT_ID)
+	# Only files that differ are rewritten, so unchanged objects stay built.
+	sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
+	sh(['git', 'checkout', '-q', '-f', '--detach', base], cwd=tree, env=env, capture=True)
+	sh(['git', 'clean', '-q', '-fdx'], cwd=tree, env=env, capture=True)
+	for i, p in enumerate(patches, 1):
+		r = sh(['git', 'am', '-q', '--3way', os.path.join(REPO, 'patches', p)],
+		       cwd=tree, env=env, check=False, capture=True)
+		if r.returncode != 0:
+			sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
+			# Show where it does not apply: the hunks and the context
+			# git looked for, against the tree with patches 1..i-1.
+			why = sh(['git', 'apply', '--check', '--verbose',
+				  os.path.join(REPO, 'patches', p)],
+				 cwd=tree, env=env, check=False, capture=True).stdout
+			print(why.rstrip()[:4000], file=sys.stderr)
+			base_desc = 'the base' if i == 1 else f'the base + patches 1-{i - 1}'
+			raise Error(f'patch {i}/{len(patches)} patches/{p} does not apply '
+				    f'to {base_desc}')
+	for relp in overlay_files():
+		dst = os.path.join(tree, relp)
+		os.makedirs(os.path.dirname(dst), exist_ok=True)
+		shutil.copy2(os.path.join(REPO, relp), dst)
+	apply_hooks(tree)
+	sh(['git', 'add', '-A', '-f'] + OVERLAY_DIRS + [h[0] for h in HOOKS], cwd=tree, env=env)
+	sh(['git', 'commit', '-q', '--allow-empty', '-m', 'mm-kunit: suites overlay'],
+	   cwd=tree, env=env, capture=True)
+	head = sh(['git', 'rev-parse', 'HEAD'], cwd=tree, env=env, capture=True).stdout.strip()
+	with open(keyfile, 'w') as f:
+		f.write(key + '\n' + head + '\n')
+	return tree
+
+
