@@ -445,33 +445,51 @@ static void shmem_read_hwpoison_fallback_stops_at_poison(struct kunit *test)
  * reads, a read cut short by a fault in the user buffer and a read that
  * stops at EOF.  A leaked or an extra folio_put() shows here.
  */
+struct held_folios {
+	struct folio *folios[64];
+	int refs[64];
+	unsigned int nr;
+};
+
+static void held_folios_put(void *arg)
+{
+	struct held_folios *h = arg;
+	unsigned int i;
+
+	for (i = 0; i < h->nr; i++)
+		folio_put(h->folios[i]);
+}
+
 static void shmem_read_refcounts_unchanged(struct kunit *test)
 {
 	struct sfile *sf = layout_build(test, &layouts[5]);
 	struct reader *r = reader_create(test);
 	struct folio_batch fbatch;
-	struct folio *folios[64];
-	int refs[64];
+	struct held_folios *h;
 	pgoff_t start = 0;
-	unsigned int nr = 0, i;
+	unsigned int i;
 	char __user *fault_buf;
 	loff_t pos;
 
+	h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	/* The references taken here go when the case ends, however it ends */
+	defer(test, held_folios_put, h);
 	folio_batch_init(&fbatch);
-	while (nr < ARRAY_SIZE(folios) &&
+	while (h->nr < ARRAY_SIZE(h->folios) &&
 	       filemap_get_folios(sf->file->f_mapping, &start, ULONG_MAX,
 				  &fbatch)) {
 		for (i = 0; i < folio_batch_count(&fbatch); i++) {
-			if (nr < ARRAY_SIZE(folios))
-				folios[nr++] = fbatch.folios[i];
+			if (h->nr < ARRAY_SIZE(h->folios))
+				h->folios[h->nr++] = fbatch.folios[i];
 			else
 				folio_put(fbatch.folios[i]);
 		}
 		folio_batch_reinit(&fbatch);
 	}
-	KUNIT_ASSERT_GT(test, nr, 2);
-	for (i = 0; i < nr; i++)
-		refs[i] = folio_ref_count(folios[i]);
+	KUNIT_ASSERT_GT(test, h->nr, 2);
+	for (i = 0; i < h->nr; i++)
+		h->refs[i] = folio_ref_count(h->folios[i]);
 
 	read_and_check(test, r, sf, ITER_KIND_KVEC, 0, 3 * SZ_1M);
 	read_and_check(test, r, sf, ITER_KIND_UBUF, SZ_1M + 1, 3 * SZ_1M);
@@ -482,12 +500,10 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vfs_read(sf->file, fault_buf, 4 * SZ_4K, &pos),
 			(ssize_t)2 * SZ_4K);
 
-	for (i = 0; i < nr; i++) {
-		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(folios[i]), refs[i],
+	for (i = 0; i < h->nr; i++)
+		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(h->folios[i]), h->refs[i],
 				    "folio at index %lu (order %u)",
-				    folios[i]->index, folio_order(folios[i]));
-		folio_put(folios[i]);
-	}
+				    h->folios[i]->index, folio_order(h->folios[i]));
 }
 
 /* ---- zero fill -------------------------------------------------------- */
@@ -681,6 +697,7 @@ struct race {
 	unsigned long reads, judged, overlapped, bad;
 	loff_t bad_off;
 	u8 bad_got;
+	struct task_struct *reader;
 	struct completion exited;
 };
 
@@ -744,6 +761,16 @@ static int race_reader(void *arg)
 	return 0;
 }
 
+/* Stop the reader; an action, so that a failed assertion stops it too. */
+static void race_stop_reader(void *arg)
+{
+	struct race *rc = arg;
+
+	kthread_stop(rc->reader);
+	wait_for_completion(&rc->exited);
+	put_task_struct(rc->reader);
+}
+
 /* Cut the file's tail from RACE_CUT on: truncate down and up, or punch. */
 static int cut_tail(struct sfile *sf, enum race_mode mode)
 {
@@ -799,6 +826,8 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 	task = kthread_run(race_reader, rc, "shmem_read_race");
 	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
 	get_task_struct(task);
+	rc->reader = task;
+	defer(test, race_stop_reader, rc);
 
 	for (round = 0; (round < RACE_ROUNDS || !rc->overlapped) &&
 	     round < RACE_MAX_ROUNDS && !rc->bad; round++) {
@@ -818,9 +847,7 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 		sfile_write(test, rc->sf, RACE_CUT, rc->sf->size - RACE_CUT, 8);
 		atomic_set_release(&rc->phase, 4 * round + 4);
 	}
-	kthread_stop(task);
-	wait_for_completion(&rc->exited);
-	put_task_struct(task);
+	kunit_release_action(test, race_stop_reader, rc);
 
 	kunit_info(test, "%s: %d rounds, %lu reads, %lu judged, %lu overlapped a cut, %lu bad",
 		   *mode, round, rc->reads, rc->judged, rc->overlapped, rc->bad);

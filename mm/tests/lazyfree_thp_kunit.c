@@ -19,6 +19,7 @@
  * no free 2 MiB block).
  */
 
+#include <kunit/resource.h>
 #include <kunit/test.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -195,6 +196,7 @@ static void fault_thp(struct kunit *test, struct lazyfree_ctx *ctx,
 static void make_lazyfree(struct kunit *test, struct lazyfree_ctx *ctx)
 {
 	struct folio *folio;
+	bool lazyfree;
 
 	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
 					 MADV_FREE), 0);
@@ -202,9 +204,10 @@ static void make_lazyfree(struct kunit *test, struct lazyfree_ctx *ctx)
 	lru_add_drain_all();
 	folio = get_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "MADV_FREE lost the PMD mapping");
-	KUNIT_ASSERT_TRUE_MSG(test, folio_test_lazyfree(folio),
-			      "MADV_FREE did not make the THP lazyfree");
+	lazyfree = folio_test_lazyfree(folio);
 	folio_put(folio);
+	KUNIT_ASSERT_TRUE_MSG(test, lazyfree,
+			      "MADV_FREE did not make the THP lazyfree");
 }
 
 static void pageout(struct kunit *test, struct lazyfree_ctx *ctx)
@@ -275,6 +278,9 @@ static void lazyfree_thp_redirtied_kept(struct kunit *test)
 	expect_contents(test, ctx, false);
 }
 
+KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
+KUNIT_DEFINE_ACTION_WRAPPER(folio_put_action, folio_put, struct folio *);
+
 enum extra_ref { EXTRA_PIN, EXTRA_FOLIO_REF };
 
 static const enum extra_ref extra_refs[] = { EXTRA_PIN, EXTRA_FOLIO_REF };
@@ -300,11 +306,16 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
+	/* Released by an action if an assertion ends the case first */
 	if (*kind == EXTRA_PIN) {
 		KUNIT_ASSERT_EQ(test, pin_user_pages_fast(ctx->addr, 1, 0, &pinned), 1);
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpin_action,
+								pinned), 0);
 	} else {
 		held = get_pmd_folio(current->mm, ctx->addr);
 		KUNIT_ASSERT_NOT_NULL(test, held);
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, folio_put_action,
+								held), 0);
 	}
 	snapshot(ctx);
 	pageout(test, ctx);
@@ -315,9 +326,9 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 		folio_put(folio);
 	}
 	if (pinned)
-		unpin_user_page(pinned);
+		kunit_release_action(test, unpin_action, pinned);
 	if (held)
-		folio_put(held);
+		kunit_release_action(test, folio_put_action, held);
 	expect_contents(test, ctx, false);
 }
 
@@ -403,15 +414,17 @@ static void lazyfree_thp_droppable_dirty_discarded(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx = test->priv;
 	struct folio *folio;
+	bool lazyfree;
 
 	if (!IS_ENABLED(CONFIG_64BIT))
 		kunit_skip(test, "MAP_DROPPABLE needs a 64-bit kernel");
 	fault_thp(test, ctx, MAP_DROPPABLE | MAP_ANONYMOUS);
 	folio = get_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
-	KUNIT_ASSERT_TRUE_MSG(test, folio_test_lazyfree(folio),
-			      "a droppable THP should not be swapbacked");
+	lazyfree = folio_test_lazyfree(folio);
 	folio_put(folio);
+	KUNIT_ASSERT_TRUE_MSG(test, lazyfree,
+			      "a droppable THP should not be swapbacked");
 	snapshot(ctx);
 	pageout(test, ctx);
 	expect_unmapped_whole(test, ctx);

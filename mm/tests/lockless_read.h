@@ -6,6 +6,7 @@
 #ifndef MM_TESTS_LOCKLESS_READ_H
 #define MM_TESTS_LOCKLESS_READ_H
 
+#include <kunit/resource.h>
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -171,43 +172,109 @@ static inline bool lr_switch_exists(struct kunit *test)
 
 /*
  * The switch is a debugfs attribute: it has ->read and ->write only, so
- * kernel_read() and kernel_write() refuse it.  Go through a user buffer in
- * the case's own mm (kunit_vm_mmap()).
+ * kernel_read() and kernel_write() refuse it.  Go through a page of user
+ * memory in the current mm, attached first if the thread has none: the
+ * restore below runs in KUnit's cleanup thread, after the case's mm is
+ * gone.  Returns what vfs_read() or vfs_write() returned.
  */
+static inline ssize_t lr_switch_rw(struct file *f, bool write, char *buf,
+				   size_t len)
+{
+	unsigned long ubuf;
+	char __user *u;
+	loff_t pos = 0;
+	ssize_t n;
+	int ret;
+
+	ret = kunit_attach_mm();
+	if (ret)
+		return ret;
+	ubuf = vm_mmap(NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (IS_ERR_VALUE(ubuf))
+		return ubuf;
+	u = (char __user *)ubuf;
+	if (write) {
+		n = copy_to_user(u, buf, len) ? -EFAULT : vfs_write(f, u, len, &pos);
+	} else {
+		n = vfs_read(f, u, len, &pos);
+		if (n > 0 && copy_from_user(buf, u, n))
+			n = -EFAULT;
+	}
+	vm_munmap(ubuf, PAGE_SIZE);
+	return n;
+}
+
 static inline ssize_t lr_switch_io(struct kunit *test, bool write, char *buf,
 				   size_t len)
 {
-	unsigned long ubuf = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
-					   PROT_READ | PROT_WRITE,
-					   MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	struct file *f = lr_switch_open(test);
-	char __user *u = (char __user *)ubuf;
-	loff_t pos = 0;
-	ssize_t n;
+	ssize_t n = lr_switch_rw(f, write, buf, len);
 
-	KUNIT_ASSERT_FALSE_MSG(test, !ubuf || IS_ERR_VALUE(ubuf),
-			       "kunit_vm_mmap failed");
-	if (write) {
-		KUNIT_ASSERT_EQ(test, copy_to_user(u, buf, len), 0);
-		n = vfs_write(f, u, len, &pos);
-	} else {
-		n = vfs_read(f, u, len, &pos);
-		if (n > 0)
-			KUNIT_ASSERT_EQ(test, copy_from_user(buf, u, n), 0);
-	}
 	fput(f);
 	return n;
 }
 
+#define LR_SWITCH_SAVED	"lr_switch_saved"
+
+/* The switch as a case found it, written back when the case ends */
+struct lr_switch_saved {
+	struct kunit_resource res;
+	struct file *file;
+	char value;
+};
+
+static inline void lr_switch_restore(struct kunit_resource *res)
+{
+	struct lr_switch_saved *saved = res->data;
+	char buf[2] = { saved->value, '\n' };
+
+	if (lr_switch_rw(saved->file, true, buf, sizeof(buf)) != sizeof(buf))
+		pr_err("mm-kunit: could not restore " LR_SWITCH " to %c\n",
+		       saved->value);
+	fput(saved->file);
+}
+
 /*
- * Write @on to the switch through debugfs.  A case that switches it off
- * switches it on again before it ends; the suites' init functions switch
- * it on too, in case a failed assertion left it off.
+ * Before a case first changes the switch: read its value, and write it back
+ * when the case ends, also when an assertion ends the case early.
+ */
+static inline void lr_switch_save(struct kunit *test)
+{
+	struct kunit_resource *found = kunit_find_named_resource(test,
+								 LR_SWITCH_SAVED);
+	struct lr_switch_saved *saved;
+	char buf[8] = {};
+
+	if (found) {
+		kunit_put_resource(found);
+		return;
+	}
+	saved = kunit_kzalloc(test, sizeof(*saved), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, saved);
+	saved->file = lr_switch_open(test);
+	if (lr_switch_rw(saved->file, false, buf, sizeof(buf) - 1) <= 0 ||
+	    (buf[0] != '0' && buf[0] != '1')) {
+		fput(saved->file);
+		KUNIT_FAIL_AND_ABORT(test, "cannot read " LR_SWITCH);
+	}
+	saved->value = buf[0];
+	KUNIT_ASSERT_EQ(test, kunit_add_named_resource(test, NULL,
+						       lr_switch_restore,
+						       &saved->res,
+						       LR_SWITCH_SAVED, saved),
+			0);
+}
+
+/*
+ * Write @on to the switch through debugfs, for the rest of the case: the
+ * value found before the case's first write is restored when it ends.
  */
 static inline void lr_switch(struct kunit *test, bool on)
 {
 	char buf[2] = { on ? '1' : '0', '\n' };
 
+	lr_switch_save(test);
 	KUNIT_ASSERT_EQ_MSG(test, lr_switch_io(test, true, buf, 2), 2,
 			    "write %d to " LR_SWITCH, on);
 }

@@ -941,7 +941,10 @@ static void lockless_race_swap_out(struct kunit *test)
 	race_run(test, LR_TMPFS, "swap-outs", race_swap_out_step);
 }
 
-/* A lockless_read case that failed with the switch off left it off */
+/*
+ * The races need reads without references: switch them on for the case;
+ * the value found is written back when the case ends.
+ */
 static int lockless_race_init(struct kunit *test)
 {
 	if (lr_switch_exists(test))
