@@ -5,7 +5,7 @@
  * Strategy: each case maps anonymous memory into the test kthread's own mm
  * with kunit_vm_mmap(), faults in one 2 MiB-aligned THP through a write of
  * a known pattern, makes it lazyfree with MADV_FREE and reclaims it through
- * MADV_PAGEOUT (reclaim_pages() for the mlock case, which MADV_PAGEOUT
+ * MADV_PAGEOUT (reclaim_pages() for the mlocked cases, which MADV_PAGEOUT
  * refuses).  What happened is read off the page tables (PMD, PTE table or
  * nothing), the folio's flags, the mm's anon RSS and the pglazyfreed and
  * thp_split_pmd vm events, and the data is read back through the user
@@ -34,20 +34,34 @@
 #define THP_SIZE	HPAGE_PMD_SIZE
 #define THP_NR		HPAGE_PMD_NR
 #define CHUNK		PAGE_SIZE
+#define NOT_REDIRTIED	ULONG_MAX
 
 struct lazyfree_ctx {
 	unsigned long addr;		/* user address of the THP */
 	unsigned long *events;		/* vm events at snapshot */
 	unsigned long rss;		/* anon RSS (pages) at snapshot */
+	unsigned long redirtied;	/* offset of the rewritten chunk */
 	u8 *buf;			/* one CHUNK of scratch */
 };
 
 enum pmd_state { PMD_IS_NONE, PMD_IS_HUGE, PMD_IS_TABLE };
 
+/* First and second contents of a byte; REDIRTY differs from FIRST everywhere */
+enum { SEED_FIRST = 1, SEED_REDIRTY = 2 };
+
 /* The byte written at @off of the THP; never zero, so zero-fill shows. */
-static u8 pattern(unsigned long off)
+static u8 pattern(unsigned long off, u8 seed)
 {
-	return (u8)((off * 7 + (off >> 12) * 13) | 1);
+	return (u8)((off * 7 + (off >> 12) * 13 + seed * 0x40) | 1);
+}
+
+/* What @off should hold: the second pattern in the rewritten chunk. */
+static u8 want_at(struct lazyfree_ctx *ctx, unsigned long off)
+{
+	bool redirtied = ctx->redirtied != NOT_REDIRTIED &&
+			 off >= ctx->redirtied && off < ctx->redirtied + CHUNK;
+
+	return pattern(off, redirtied ? SEED_REDIRTY : SEED_FIRST);
 }
 
 static pmd_t *user_pmd(struct mm_struct *mm, unsigned long addr)
@@ -128,13 +142,13 @@ static long event_delta(struct lazyfree_ctx *ctx, enum vm_event_item item)
 }
 
 static int write_pattern(struct lazyfree_ctx *ctx, unsigned long start,
-			 unsigned long len)
+			 unsigned long len, u8 seed)
 {
 	unsigned long off, i;
 
 	for (off = start; off < start + len; off += CHUNK) {
 		for (i = 0; i < CHUNK; i++)
-			ctx->buf[i] = pattern(off + i);
+			ctx->buf[i] = pattern(off + i, seed);
 		if (copy_to_user((void __user *)(ctx->addr + off), ctx->buf, CHUNK))
 			return -EFAULT;
 	}
@@ -156,7 +170,7 @@ static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
 		KUNIT_ASSERT_EQ_MSG(test, copy_from_user(ctx->buf, src, CHUNK), 0,
 				    "read back faulted at offset %lu", off);
 		for (i = 0; i < CHUNK; i++) {
-			u8 want = zero ? 0 : pattern(off + i);
+			u8 want = zero ? 0 : want_at(ctx, off + i);
 
 			if (ctx->buf[i] != want) {
 				KUNIT_FAIL(test, "offset %lu: read 0x%02x, want 0x%02x",
@@ -185,7 +199,7 @@ static void fault_thp(struct kunit *test, struct lazyfree_ctx *ctx,
 	ctx->addr = ALIGN(map, THP_SIZE);
 	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
 					 MADV_HUGEPAGE), 0);
-	KUNIT_ASSERT_EQ(test, write_pattern(ctx, 0, THP_SIZE), 0);
+	KUNIT_ASSERT_EQ(test, write_pattern(ctx, 0, THP_SIZE, SEED_FIRST), 0);
 	if (pmd_state_at(current->mm, ctx->addr) != PMD_IS_HUGE)
 		kunit_skip(test, "no PMD-mapped THP after the fault (THP off or no free 2 MiB)");
 	/* Newly faulted folios sit in per-CPU batches until drained. */
@@ -264,8 +278,13 @@ static void lazyfree_thp_redirtied_kept(struct kunit *test)
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
-	/* Rewrite one page in the middle: the same pattern, now dirty. */
-	KUNIT_ASSERT_EQ(test, write_pattern(ctx, THP_SIZE / 2, CHUNK), 0);
+	/*
+	 * Rewrite one page in the middle with other bytes: the read-back
+	 * tells the new data from the old and from zeroes.
+	 */
+	ctx->redirtied = THP_SIZE / 2;
+	KUNIT_ASSERT_EQ(test, write_pattern(ctx, ctx->redirtied, CHUNK,
+					    SEED_REDIRTY), 0);
 	snapshot(ctx);
 	pageout(test, ctx);
 	expect_kept_whole(test, ctx);
@@ -333,40 +352,104 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 }
 
 /*
- * An mlocked lazyfree THP is kept whole.  MADV_FREE and MADV_PAGEOUT both
- * refuse VM_LOCKED ranges, so the range is locked after MADV_FREE (what
- * mlock() does to the VMA) and the folio is handed to reclaim_pages()
- * directly.
+ * Lock the mapping: VM_LOCKED on the VMA and locked_vm accounted, as
+ * mlock_fixup() does; with @mlock_pages also what its page walk does to the
+ * PMD-mapped folio (mlock_vma_folio(): PG_mlocked, unevictable LRU).  A
+ * built-in test cannot call mlock() itself: mlock_fixup() is static.
+ */
+static void lock_mapping(struct kunit *test, struct lazyfree_ctx *ctx,
+			 bool mlock_pages)
+{
+	struct mm_struct *mm = current->mm;	/* attached by kunit_vm_mmap() */
+	struct vm_area_struct *vma;
+	struct folio *folio;
+
+	folio = get_pmd_folio(mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, ctx->addr);
+	if (vma) {
+		vma_start_write(vma);
+		vm_flags_set(vma, VM_LOCKED);
+		mm->locked_vm += vma_pages(vma);
+		if (mlock_pages)
+			mlock_vma_folio(folio, vma);
+	}
+	mmap_write_unlock(mm);
+	/* mlock_folio() moves the folio through a per-CPU batch */
+	lru_add_drain_all();
+	folio_put(folio);
+	KUNIT_ASSERT_NOT_NULL(test, vma);
+}
+
+/* Hand the PMD-mapped folio to reclaim_pages(), as MADV_PAGEOUT would. */
+static void reclaim_folio(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	struct folio *folio = get_pmd_folio(current->mm, ctx->addr);
+	LIST_HEAD(list);
+	bool isolated;
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	isolated = folio_isolate_lru(folio);
+	folio_put(folio);	/* the isolation holds its own reference */
+	KUNIT_ASSERT_TRUE(test, isolated);
+	list_add(&folio->lru, &list);
+	snapshot(ctx);
+	reclaim_pages(&list);
+}
+
+/* The PMD-mapped folio is mlocked. */
+static void expect_mlocked(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	struct folio *folio = get_pmd_folio(current->mm, ctx->addr);
+
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_EXPECT_TRUE_MSG(test, folio_test_mlocked(folio),
+			      "the folio of a VM_LOCKED range is not mlocked");
+	folio_put(folio);
+}
+
+/*
+ * A lazyfree THP in a range that was mlock()ed after MADV_FREE (MADV_FREE
+ * and MADV_PAGEOUT refuse VM_LOCKED ranges, so the folio goes to
+ * reclaim_pages() directly): PG_mlocked and unevictable, it is kept whole
+ * with its data.
  */
 static void lazyfree_thp_mlocked_kept(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx = test->priv;
-	struct vm_area_struct *vma;
 	struct folio *folio;
-	struct mm_struct *mm;
-	LIST_HEAD(list);
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
-	mm = current->mm;	/* attached by the first kunit_vm_mmap() */
-
-	mmap_write_lock(mm);
-	vma = vma_lookup(mm, ctx->addr);
-	if (vma) {
-		vm_flags_set(vma, VM_LOCKED);
-		mm->locked_vm += vma_pages(vma);
-	}
-	mmap_write_unlock(mm);
-	KUNIT_ASSERT_NOT_NULL(test, vma);
-
-	folio = get_pmd_folio(mm, ctx->addr);
+	lock_mapping(test, ctx, true);
+	folio = get_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
-	KUNIT_ASSERT_TRUE(test, folio_isolate_lru(folio));
-	folio_put(folio);	/* the isolation holds its own reference */
-	list_add(&folio->lru, &list);
-	snapshot(ctx);
-	reclaim_pages(&list);
+	KUNIT_EXPECT_TRUE(test, folio_test_mlocked(folio));
+	KUNIT_EXPECT_TRUE(test, folio_test_unevictable(folio));
+	folio_put(folio);
+	reclaim_folio(test, ctx);
 	expect_kept_whole(test, ctx);
+	expect_mlocked(test, ctx);
+	expect_contents(test, ctx, false);
+}
+
+/*
+ * The window of mlock() before its page walk (or a fault racing it): the
+ * VMA is VM_LOCKED, the folio not yet mlocked, so reclaim reaches the rmap
+ * walk.  try_to_unmap_one() must keep the THP whole and mlock it rather
+ * than discard it.
+ */
+static void lazyfree_thp_vm_locked_kept(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	lock_mapping(test, ctx, false);
+	reclaim_folio(test, ctx);
+	expect_kept_whole(test, ctx);
+	expect_mlocked(test, ctx);
 	expect_contents(test, ctx, false);
 }
 
@@ -442,6 +525,7 @@ static int lazyfree_thp_test_init(struct kunit *test)
 	ctx->buf = kunit_kzalloc(test, CHUNK, GFP_KERNEL);
 	if (!ctx->events || !ctx->buf)
 		return -ENOMEM;
+	ctx->redirtied = NOT_REDIRTIED;
 	test->priv = ctx;
 	return 0;
 }
@@ -451,6 +535,7 @@ static struct kunit_case lazyfree_thp_test_cases[] = {
 	KUNIT_CASE(lazyfree_thp_redirtied_kept),
 	KUNIT_CASE_PARAM(lazyfree_thp_extra_ref_kept, extra_ref_gen_params),
 	KUNIT_CASE(lazyfree_thp_mlocked_kept),
+	KUNIT_CASE(lazyfree_thp_vm_locked_kept),
 	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
 	KUNIT_CASE(lazyfree_thp_droppable_dirty_discarded),
 	{}
