@@ -69,8 +69,8 @@ def cmd_test(args) -> int:
 		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
 		ss.append(st)
 		if v == 'series':
-			# The race suite is KUNIT_CASE_SLOW, left out above by
-			# speed>slow: boot the same kernel again for it alone,
+			# The race cases are KUNIT_CASE_SLOW, left out above by
+			# speed>slow: boot the same kernel again for them alone,
 			# never a kernel an earlier build left.
 			if st.error:
 				ss.append(report.Stage(name='races' + sfx,
@@ -80,7 +80,7 @@ def cmd_test(args) -> int:
 				ss.append(stages.run_variant(v, debug=args.debug, jobs=args.jobs,
 							     timeout=args.timeout, build=False,
 							     filter_glob=stages.RACE_GLOB,
-							     with_slow=True, name='races',
+							     slow_only=True, name='races',
 							     build_name='series'))
 	report.print_stages(ss)
 	code = finish('test', ss, t0)

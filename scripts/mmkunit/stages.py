@@ -15,8 +15,10 @@ from . import judge, kernel, tree
 from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
 from .report import Stage
 
-# The KUNIT_CASE_SLOW race suite that make test runs in a boot of its own
-RACE_GLOB = 'lockless_read_race'
+# The KUNIT_CASE_SLOW race cases (with speed=slow: lockless_read_race and
+# shmem_read's truncate race; not the benchmarks) that make test runs in a
+# boot of its own
+RACE_GLOB = '*.*race*'
 
 
 def out_dir(name: str) -> str:
@@ -30,21 +32,22 @@ def guest_timeout(timeout: int, debug: bool) -> int:
 def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int = 0,
 		filter_glob: str = '', with_slow: bool = False,
 		kunitconfigs: Optional[List[str]] = None, build: bool = True,
-		name: str = '', build_name: str = '') -> Stage:
+		name: str = '', build_name: str = '', slow_only: bool = False) -> Stage:
 	"""Assemble, build and boot one variant; its verdicts as a Stage.
 
 	The stage's files (mmkunit.log, test.log, results.json) go to
 	build/out/NAME (NAME defaults to the variant).  With build=False the
 	kernel built earlier in build/out/BUILD_NAME is only booted again
-	(the races stage of make test, bench-compare's later boots)."""
+	(the races stage of make test, bench-compare's later boots).
+	with_slow keeps KUNIT_CASE_SLOW cases; slow_only runs only them."""
 	sfx = '-debug' if debug else ''
 	name = (name or variant.replace(':', '-')) + sfx
 	build_dir = out_dir(build_name + sfx if build_name else name)
 	stage = Stage(name=name, out_dir=rel(out_dir(name)), started=time.strftime('%Y-%m-%dT%H:%M:%S'))
 	t0 = time.monotonic()
 	try:
-		_run_variant(stage, variant, debug, jobs, timeout, filter_glob, with_slow,
-			     kunitconfigs, build, build_dir)
+		_run_variant(stage, variant, debug, jobs, timeout, filter_glob,
+			     'only' if slow_only else with_slow, kunitconfigs, build, build_dir)
 	except (Error, OSError) as e:
 		# An OSError (a full disk) is one line and this stage's error
 		stage.error = str(e) if isinstance(e, Error) else \
@@ -55,7 +58,7 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 
 
 def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: int,
-		 filter_glob: str, with_slow: bool, kunitconfigs: Optional[List[str]],
+		 filter_glob: str, with_slow, kunitconfigs: Optional[List[str]],
 		 build: bool, build_dir: str) -> None:
 	name = stage.name
 	if build:
@@ -85,7 +88,9 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 		if debug:
 			# A page freed early reads as poison (the race suite's oracle)
 			extra.append('--kernel_args=page_poison=1')
-		if not with_slow:
+		if with_slow == 'only':
+			extra.append('--filter=speed=slow')
+		elif not with_slow:
 			extra.append('--filter=speed>slow')
 		if filter_glob:
 			extra.append(filter_glob)

@@ -71,7 +71,7 @@ if sub == 'exec':
 	with open(bz) as f, open(os.path.join(ctl, 'booted'), 'a') as b:
 		b.write(f.read() + ' ' + ' '.join(pos) + '\n')
 	glob = pos[0] if pos else ''
-	if 'lockless_read_race' in glob:
+	if 'race' in glob:
 		suite, cases = 'lockless_read_race', [('race_ok', 'PASS')]
 	else:
 		suite, cases = 'demo', [('demo_pass', 'PASS')]

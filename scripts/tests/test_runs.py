@@ -317,6 +317,19 @@ class TestReports(RunCase):
 		with open(os.path.join(out, 'series', 'test.log')) as f:
 			self.assertIn('demo_pass', f.read())
 
+	# the races stage boots for the slow race cases of every suite only
+	# (old: one suite's glob and no speed filter, so shmem_read's slow
+	# truncate race ran nowhere)
+	def test_races_stage_runs_only_slow_race_cases(self):
+		r = self.fr.run('test')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		execs = [c for c in self.fr.calls() if c[2] == 'exec']
+		self.assertEqual(len(execs), 3, execs)	# series, races, pristine
+		self.assertIn('--filter=speed>slow', execs[0])
+		self.assertIn('--filter=speed=slow', execs[1])
+		self.assertIn('*.*race*', execs[1])
+		self.assertNotIn('--filter=speed>slow', execs[1])
+
 	# summary.json: per case kunit's status, our verdict and its reason;
 	# an expected-before failure, a splat and a stopped guest are in it
 	def test_summary_json_verdicts(self):
