@@ -70,6 +70,8 @@ def sh(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
 				      stdout=subprocess.PIPE if capture else None,
 				      stderr=subprocess.STDOUT if capture else None,
 				      text=True, timeout=timeout)
+	except subprocess.TimeoutExpired:
+		raise Error(f'{" ".join(cmd[:3])} timed out after {timeout:.0f} s')
 	except subprocess.CalledProcessError as e:
 		out = (e.stdout or '').strip().splitlines()[-20:]
 		raise Error(f'{" ".join(cmd[:3])} failed (exit {e.returncode})' +
