@@ -77,7 +77,7 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	patches = tree.variant_patches(variant)
 	mbox = tree.series_mbox() if patches else ''
 	logpath = os.path.join(sdir, 'mmkunit.log')
-	info(f'{name}: tree {rel(src)}, {len(patches)} patches'
+	info(f'{name}: tree {rel(src)}, {len(patches)} patch{"" if len(patches) == 1 else "es"}'
 	     + (f' of SERIES={mbox}' if mbox else '') + ('' if groups is None else
 	     f' ({tree.describe_groups(groups)})') + ', '
 	     + (f'build {rel(build_dir)}, ' if build else f'kernel of {rel(build_dir)}, ')
