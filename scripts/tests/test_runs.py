@@ -226,6 +226,25 @@ class TestTree(RunCase):
 		self.assertEqual(sorted(st), sorted(['M', 'mm/Kconfig', '??', 'new.c', '??',
 						     'untracked.c']))
 
+	# KDIR_DEPTH=N: only the last N commits of a git KDIR's history; a bad
+	# value is one line
+	def test_git_kdir_depth(self):
+		env = dict(self.fr.env(), GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+			   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+		for c in (['init', '-q'], ['add', '-A'], ['commit', '-qm', 'linux: first'],
+			  ['commit', '-q', '--allow-empty', '-m', 'mm: second']):
+			subprocess.run(['git', '-C', self.fr.kdir] + c, env=env, check=True)
+		r = self.fr.run('run', 'asis', KDIR_DEPTH=1)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		log = subprocess.run(['git', '-C', os.path.join(self.fr.build, 'tree'), 'log',
+				      '--format=%s'], capture_output=True, text=True,
+				     check=True).stdout.splitlines()
+		self.assertEqual(log, ['mm-kunit: suites overlay', 'mm: second'])
+		r = self.fr.run('run', 'asis', KDIR_DEPTH='all')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+		self.assertIn('KDIR_DEPTH', r.stderr)
+
 	# no git gc --auto outlives a run: the commits of an assembly used to
 	# start one in the background after a kernel import (its 80 000 loose
 	# objects), and the next run removed its locks as stale; here a
@@ -349,6 +368,22 @@ class TestSeriesMbox(RunCase):
 		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='nosuch')
 		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 		self.assertIn('nosuch is not a group', r.stderr)
+
+	# make test SERIES=: checkpatch on the mbox's mails, the suites on the
+	# mbox's kernel (and its races boot) and on the base (old: patches/series)
+	def test_make_test_takes_the_mbox(self):
+		mbox = self.write_mbox()
+		r = self.fr.run('test', SERIES=mbox, APPLIED='fake')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		with open(os.path.join(self.fr.build, 'results', 'summary.json')) as f:
+			stages = {st['name']: st for st in json.load(f)['stages']}
+		self.assertEqual([os.path.basename(c['name']) for c in stages['checkpatch']['cases']
+				  if c['name'].endswith('.patch')],
+				 ['0001-mm-mbox-one.patch', '0002-mm-mbox-two.patch'])
+		self.assertEqual(stages['series']['applied'], ['fake'])
+		self.assertEqual(stages['pristine']['applied'], [])
+		self.assertIn(f'series: tree build/tree, 2 patches of SERIES={mbox}', r.stdout)
+		self.assertIn('races: tree build/tree, 2 patches of SERIES=', r.stdout)
 
 	def read_stage(self):
 		with open(os.path.join(self.fr.build, 'results', 'summary.json')) as f:
