@@ -15,9 +15,13 @@
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
 #
-# Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source),
+# Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
+# KDIR_DEPTH=N: only N commits of a git KDIR's history),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
-# filter glob), VARIANT=series|pristine|upto:N|before:GROUP|upto:GROUP,
+# filter glob), VARIANT=series|pristine|asis|upto:N|before:GROUP|upto:GROUP
+# (asis: KDIR as it is), SERIES=path/to/series.mbx (a b4 am mbox instead of
+# patches/series), APPLIED=lazyfree-thp,... (the groups asis or SERIES=
+# carries; none; without it expected-before is off),
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
@@ -39,7 +43,7 @@ VARIANT ?= series
 SUITE   ?=
 TIMEOUT ?= 0
 JOBS    ?= 0
-export KDIR LINUX_TARBALL FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT
+export KDIR LINUX_TARBALL SERIES APPLIED KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=

@@ -28,8 +28,9 @@ Subcommands (the Makefile calls them; see README.md):
   run VARIANT [--debug]      kunit.py config/build/exec on that tree
   test                       host tests, checkpatch, series, races, pristine; one summary line
 
-VARIANT is "series" (all of patches/series), "pristine" (none of it),
-upto:N, before:GROUP or upto:GROUP.  Exit codes: 0 pass, 1 a test failed,
+VARIANT is "series" (all of patches/series, or of the mbox SERIES=),
+"pristine" (none of it), "asis" (KDIR as it is, APPLIED= says which groups
+it carries), upto:N, before:GROUP or upto:GROUP.  Exit codes: 0 pass, 1 a test failed,
 2 the run could not be done (build, tree, OS error), 130 interrupted.
 """
 
@@ -97,15 +98,10 @@ def cmd_judge(args) -> int:
 	kdir = args.kunit_dir or os.environ.get('MMKUNIT_KUNIT_DIR') or \
 		os.path.join(tree.TREE, 'tools/testing/kunit')
 	results = judge.parse_guest_log(lines, kdir)
-	series_groups = sorted({tree.group_of(p) for p in tree.read_series()})
-	applied = {'series': series_groups, 'none': []}.get(
-		args.applied, [g.strip() for g in args.applied.split(',') if g.strip()])
-	unknown = [g for g in applied if g not in series_groups]
-	if unknown:
-		raise Error(f'--applied: {", ".join(unknown)} is not a group of patches/series '
-			    f'({", ".join(series_groups)})')
+	applied = tree.parse_applied(args.applied, '--applied')
 	st = report.Stage(name=args.name, out_dir=rel(os.path.dirname(os.path.abspath(args.log))),
 			  started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	st.applied = applied
 	st.cases = judge.judge_cases(results, applied, judge.load_expected_before(),
 				     require_listed=args.require_listed)
 	st.cases += judge.judge_guest(lines, results, False, 0)
@@ -123,7 +119,7 @@ def cmd_judge(args) -> int:
 
 def cmd_series_check(args) -> int:
 	"""Build and run every prefix of patches/series; the per-patch matrix."""
-	series = tree.read_series()
+	series = tree.series_patches()
 	lo = args.from_ if args.from_ is not None else 0
 	hi = args.to if args.to is not None else len(series)
 	if not 0 <= lo <= hi <= len(series):
@@ -133,7 +129,7 @@ def cmd_series_check(args) -> int:
 	for k in range(lo, hi + 1):
 		st = stages.run_variant(f'upto:{k}', jobs=args.jobs, timeout=args.timeout,
 					name='series-check')
-		row = {'k': k, 'patch': series[k - 1] if k else 'pristine 7.3',
+		row = {'k': k, 'patch': tree.patch_name(series[k - 1]) if k else 'pristine 7.3',
 		       'built': not st.error, 'notes': judge.notes(st.cases) if not st.error
 		       else [st.error],
 		       'results': {c['name']: c['status'] for c in st.cases
@@ -141,7 +137,7 @@ def cmd_series_check(args) -> int:
 		       'guest': [c['reason'] for c in st.cases if c['name'].startswith('guest.')]}
 		if k and not st.error:
 			row['checkpatch'] = '!!' if stages.checkpatch_findings(
-				tree.TREE, os.path.join(REPO, 'patches', series[k - 1])) else 'ok'
+				tree.TREE, tree.patch_file(series[k - 1])) else 'ok'
 		rows.append(row)
 	an = report.analyse_matrix(rows)
 	out = os.path.join(BUILD, 'series-check')

@@ -12,11 +12,15 @@ BUILD = os.path.join(REPO, 'build')
 
 # git in build/ runs with our identity and without the user's or the
 # system's config: signing, hooks or templates there cannot break git am.
+# No automatic gc: git commit would start a "git gc --auto" in the
+# background (after an import's 80 000 loose objects) that outlives the
+# run and holds locks the next run takes for stale.
 GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost',
 	  'GIT_COMMITTER_NAME': 'mm-kunit', 'GIT_COMMITTER_EMAIL': 'mm-kunit@localhost',
 	  'GIT_AUTHOR_DATE': '2026-01-01T00:00:00Z',
 	  'GIT_COMMITTER_DATE': '2026-01-01T00:00:00Z',
-	  'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1'}
+	  'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1',
+	  'GIT_CONFIG_COUNT': '1', 'GIT_CONFIG_KEY_0': 'gc.auto', 'GIT_CONFIG_VALUE_0': '0'}
 
 # Exit codes of every command (README "Exit codes")
 EXIT_PASS, EXIT_FAIL, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -70,6 +74,8 @@ def sh(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] 
 				      stdout=subprocess.PIPE if capture else None,
 				      stderr=subprocess.STDOUT if capture else None,
 				      text=True, timeout=timeout)
+	except subprocess.TimeoutExpired:
+		raise Error(f'{" ".join(cmd[:3])} timed out after {timeout:.0f} s')
 	except subprocess.CalledProcessError as e:
 		out = (e.stdout or '').strip().splitlines()[-20:]
 		raise Error(f'{" ".join(cmd[:3])} failed (exit {e.returncode})' +

@@ -26,6 +26,9 @@ class Stage:
 	out_dir: str = ''
 	error: str = ''		# why the stage could not run (infrastructure)
 	started: str = ''
+	# the patch groups the tree was judged as carrying; None: nobody said
+	# (VARIANT=asis or SERIES= without APPLIED=), expected-before was off
+	applied: Optional[List[str]] = field(default_factory=list)
 
 	@property
 	def counts(self) -> Dict[str, int]:
@@ -88,6 +91,8 @@ def junit_xml(stages: List[Stage], seconds: float) -> str:
 			if v is not None and v != '':
 				ET.SubElement(props, 'property', name=k,
 					      value=f'{v:.1f}' if isinstance(v, float) else str(v))
+		ET.SubElement(props, 'property', name='applied', value='unknown: expected-before off'
+			      if s.applied is None else ','.join(s.applied) or 'none')
 		if s.error:
 			tc = ET.SubElement(ts, 'testcase', classname=s.name, name='stage', time='0')
 			ET.SubElement(tc, 'error', message=s.error, type='infrastructure').text = s.error

@@ -61,6 +61,8 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 		 filter_glob: str, with_slow, kunitconfigs: Optional[List[str]],
 		 build: bool, build_dir: str) -> None:
 	name = stage.name
+	groups = tree.variant_groups(variant)	# APPLIED= is checked before the long work
+	stage.applied = groups
 	if build:
 		src = tree.assemble(variant)
 	elif os.path.isfile(os.path.join(tree.TREE, 'tools/testing/kunit/kunit.py')):
@@ -76,11 +78,15 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	if debug:
 		configs.append(tree.DEBUG_KUNITCONFIG)
 	patches = tree.variant_patches(variant)
-	groups = sorted({tree.group_of(p) for p in patches})
+	mbox = tree.series_mbox() if patches else ''
 	logpath = os.path.join(sdir, 'mmkunit.log')
-	info(f'{name}: tree {rel(src)}, {len(patches)} patches ({", ".join(groups) or "none"}), '
+	info(f'{name}: tree {rel(src)}, {len(patches)} patch{"" if len(patches) == 1 else "es"}'
+	     + (f' of SERIES={mbox}' if mbox else '') + ('' if groups is None else
+	     f' ({tree.describe_groups(groups)})') + ', '
 	     + (f'build {rel(build_dir)}, ' if build else f'kernel of {rel(build_dir)}, ')
 	     + f'{jobs} jobs')
+	if groups is None:
+		info(f'{name}: {tree.describe_groups(groups)}')
 	with open(logpath, 'w') as logf:
 		if build:
 			stage.build_seconds = kernel.build(name, src, build_dir, configs, jobs, logf)
@@ -112,6 +118,8 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	     f'{c["skipped"]} skipped')
 	for n in judge.notes(stage.cases):
 		info(f'  {name}: {n}')
+	if groups is None:
+		info(f'{name}: {tree.describe_groups(groups)}')
 	info(f'{name}: full log {rel(logpath)}, guest log {rel(os.path.join(sdir, "test.log"))}')
 
 
@@ -162,7 +170,7 @@ def host_tests() -> Stage:
 
 def checkpatch_targets() -> List[Tuple[str, List[str]]]:
 	"""(path, extra args) of every patch in the series and every suite file."""
-	out = [(os.path.join(REPO, 'patches', p), []) for p in tree.read_series()]
+	out = [(tree.patch_file(p), []) for p in tree.series_patches()]
 	for d in ('mm/tests', 'fs/tests'):
 		top = os.path.join(REPO, d)
 		if os.path.isdir(top):

@@ -42,18 +42,50 @@ def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
 	return v['VERSION'], v['PATCHLEVEL']
 
 
+def is_git_tree(tree: str) -> bool:
+	return os.path.exists(os.path.join(tree, '.git'))
+
+
+# Every git command on a user's tree: no index refresh written there, a timeout.
+def user_git(tree: str, args: List[str], what: str) -> bytes:
+	"""stdout of git @args in the user's tree @tree; Error on failure."""
+	try:
+		r = subprocess.run(['git', '--no-optional-locks', '-C', tree] + args,
+				   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+				   env=dict(os.environ, GIT_CONFIG_NOSYSTEM='1'), timeout=600)
+	except subprocess.TimeoutExpired:
+		raise Error(f'git {args[0]} in KDIR={tree} ({what}) timed out after 600 s')
+	if r.returncode != 0:
+		raise Error(f'git {args[0]} in KDIR={tree} ({what}) failed: '
+			    f'{r.stderr.decode(errors="replace").strip()}')
+	return r.stdout
+
+
+def untracked_files(tree: str) -> List[str]:
+	"""A git tree's untracked files that its ignore rules do not ignore
+	(a new source not yet added; build output is ignored)."""
+	out = user_git(tree, ['ls-files', '-z', '--others', '--exclude-standard'],
+		       'untracked files')
+	return sorted(n for n in out.decode(errors='surrogateescape').split('\0') if n)
+
+
 def tree_state(tree: str) -> str:
 	"""A cheap fingerprint of a user's tree, to know when to re-import it.
 
-	A git tree: HEAD plus its uncommitted changes.  Anything else: the
-	number of files and the newest mtime.
+	A git tree: HEAD, its uncommitted changes and its untracked files (name,
+	size, mtime).  Anything else: the number of files and the newest mtime.
 	"""
-	if os.path.isdir(os.path.join(tree, '.git')):
-		head = sh(['git', '-C', tree, 'rev-parse', 'HEAD'], capture=True,
-			  check=False).stdout.strip()
-		diff = subprocess.run(['git', '-C', tree, 'diff', 'HEAD'],
-				      stdout=subprocess.PIPE, check=False).stdout
-		return head + ':' + hashlib.sha256(diff).hexdigest()[:16]
+	if is_git_tree(tree):
+		head = user_git(tree, ['rev-parse', 'HEAD'], 'HEAD').decode().strip()
+		h = hashlib.sha256(user_git(tree, ['diff', '--binary', 'HEAD'], 'changes'))
+		for n in untracked_files(tree):
+			try:
+				st = os.lstat(os.path.join(tree, n))
+			except OSError:
+				continue
+			h.update(f'{n}\0{st.st_size}\0{st.st_mtime_ns}\0'.encode(
+				errors='surrogateescape'))
+		return head + ':' + h.hexdigest()[:16]
 	count, newest = 0, 0
 	for root, dirs, files in os.walk(tree):
 		dirs[:] = [d for d in dirs if d != '.git']
@@ -78,7 +110,9 @@ def source_tree() -> Tuple[str, str, bool]:
 				    '(no Makefile with VERSION/PATCHLEVEL, mm/ and tools/testing/kunit)')
 		if ver != (7, 3):
 			info(f'warning: KDIR is Linux {ver[0]}.{ver[1]}, the series is against 7.3')
-		return kdir, f'kdir:{kdir}:{tree_state(kdir)}', True
+		depth = os.environ.get('KDIR_DEPTH', '').strip() if is_git_tree(kdir) else ''
+		return kdir, f'kdir:{kdir}:{tree_state(kdir)}' + (f':depth={depth}' if depth
+								   else ''), True
 	env = {}
 	tarball = os.environ.get('LINUX_TARBALL', '')
 	if tarball:
@@ -132,11 +166,50 @@ def import_add(cmd: List[str], src: str, env: dict, stdin=subprocess.DEVNULL) ->
 
 
 # Bump when the way a source is imported changes: cached bases are redone.
-IMPORT_VERSION = 2
+IMPORT_VERSION = 3
+
+
+def import_git_tree(src: str, gd: str, env: dict) -> str:
+	"""A git KDIR: its HEAD fetched with its history (KDIR_DEPTH=N: the last
+	N commits only), then, when its work tree differs from HEAD, one commit
+	on top with its uncommitted changes and its untracked files (those its
+	ignore rules do not ignore).  Return the base commit."""
+	from . import proc
+	depth = os.environ.get('KDIR_DEPTH', '').strip()
+	if depth and not depth.isdigit():
+		raise Error(f'KDIR_DEPTH={depth!r} is not a number of commits')
+	user_git(src, ['rev-parse', '--verify', 'HEAD^{commit}'], 'HEAD: a git tree without commits?')
+	fenv = dict(GIT_ID, GIT_DIR=gd)
+	r = proc.run(['git', 'fetch', '-q', '--no-tags'] + ([f'--depth={depth}'] if depth else []) +
+		     [src, '+HEAD:refs/kdir/head'], env=fenv, echo=True,
+		     label=f'fetching the history of {rel(src)}')
+	if not r.ok:
+		raise Error(f'git fetch of KDIR={src} into {rel(gd)} failed (exit {r.rc})')
+	head = git(['rev-parse', 'refs/kdir/head'], gd, capture=True).stdout.strip()
+	sh(['git', 'read-tree', head], env=env)
+	changed = user_git(src, ['diff', '--name-only', '-z', '--no-renames', head], 'changes')
+	changed = [n for n in changed.split(b'\0') if n]
+	untracked = untracked_files(src)
+	if not changed and not untracked:
+		return head
+	listing = os.path.join(gd, 'import-files')
+	with open(listing, 'wb') as f:
+		f.write(b'\0'.join(changed + [n.encode(errors='surrogateescape')
+					     for n in untracked]))
+	with open(listing, 'rb') as f:
+		import_add(['git', 'add', '-A', '-f', '--pathspec-from-file=-',
+			    '--pathspec-file-nul'], src, env, stdin=f)
+	os.unlink(listing)
+	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
+	return sh(['git', 'commit-tree', tree, '-p', head, '-m',
+		   f'mm-kunit: local changes of KDIR={src}: {len(changed)} changed, '
+		   f'{len(untracked)} untracked file(s)'],
+		  cwd=src, env=env, capture=True).stdout.strip()
 
 
 def base_commit() -> str:
-	"""Import the base source as one commit in build/linux.git (cached)."""
+	"""The base commit in build/linux.git (cached): a git KDIR's HEAD with its
+	history (and its local changes on top), anything else as one commit."""
 	src, ident, user_tree = source_tree()
 	gd = os.path.join(BUILD, 'linux.git')
 	idfile = os.path.join(gd, 'mmkunit-source')
@@ -154,21 +227,8 @@ def base_commit() -> str:
 	if os.path.exists(index):
 		os.unlink(index)
 	env = dict(GIT_ID, GIT_DIR=gd, GIT_WORK_TREE=src, GIT_INDEX_FILE=index)
-	if user_tree and os.path.isdir(os.path.join(src, '.git')):
-		# A git tree: the files it tracks, as they are in its work tree
-		# (uncommitted changes included, build output left out).
-		r = subprocess.run(['git', '-C', src, 'ls-files', '-z'], stdout=subprocess.PIPE,
-				   stderr=subprocess.PIPE)
-		if r.returncode != 0:
-			raise Error(f'git ls-files in KDIR={src} failed: '
-				    f'{r.stderr.decode(errors="replace").strip()}')
-		listing = os.path.join(gd, 'import-files')
-		with open(listing, 'wb') as f:
-			f.write(r.stdout)
-		with open(listing, 'rb') as f:
-			import_add(['git', 'add', '-f', '--pathspec-from-file=-',
-				    '--pathspec-file-nul'], src, env, stdin=f)
-		os.unlink(listing)
+	if user_tree and is_git_tree(src):
+		commit = import_git_tree(src, gd, env)
 	else:
 		# A tarball or a plain directory: every file.  (Debian's
 		# tarball carries a .gitignore that ignores its whole top
@@ -178,9 +238,9 @@ def base_commit() -> str:
 			raise Error(f'KDIR={src} has been built in-tree (.config); '
 				    'run "make mrproper" there or pass a clean tree')
 		import_add(['git', 'add', '-A', '-f', '.'], src, env)
-	tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
-	commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
-		    env=env, capture=True).stdout.strip()
+		tree = sh(['git', 'write-tree'], cwd=src, env=env, capture=True).stdout.strip()
+		commit = sh(['git', 'commit-tree', tree, '-m', f'base: {ident}'], cwd=src,
+			    env=env, capture=True).stdout.strip()
 	git(['update-ref', 'refs/heads/base', commit], gd)
 	os.unlink(index)
 	with open(idfile, 'w') as f:
@@ -202,6 +262,117 @@ def read_series(path: Optional[str] = None) -> List[str]:
 			if line:
 				out.append(line)
 	return out
+
+
+def known_groups() -> List[str]:
+	"""The patch groups of patches/series and patches/expected-before."""
+	groups = {group_of(p) for p in read_series()}
+	path = os.path.join(REPO, 'patches', 'expected-before')
+	if os.path.isfile(path):
+		with open(path) as f:
+			groups |= {l.split()[1] for l in f
+				   if len(l.split('#', 1)[0].split()) == 2}
+	return sorted(groups)
+
+
+def parse_applied(value: str, what: str = 'APPLIED') -> List[str]:
+	"""The groups a kernel carries: "series" (all), "none", or a comma list."""
+	groups = known_groups()
+	value = value.strip()
+	if value in ('series', 'all'):
+		return groups
+	if value == 'none':
+		return []
+	applied = [g.strip() for g in value.split(',') if g.strip()]
+	unknown = [g for g in applied if g not in groups]
+	if unknown or not applied:
+		raise Error(f'{what}={value}: {", ".join(unknown) or "empty"} is not a group of '
+			    f'patches/series ({", ".join(groups)}; or "series" for all, "none")')
+	return sorted(set(applied))
+
+
+# ------------------------------------------------- a posted series (SERIES=)
+
+SERIES_DIR = os.path.join(BUILD, 'series')
+
+
+def series_mbox() -> str:
+	"""SERIES=: the absolute path of an mbox of patch mails, or ''."""
+	path = os.environ.get('SERIES', '').strip()
+	if not path:
+		return ''
+	path = os.path.abspath(os.path.expanduser(path))
+	if not os.path.isfile(path):
+		raise Error(f'SERIES={path} is not a file (an mbox of patch mails, as b4 am writes)')
+	return path
+
+
+def mail_subject(text: str) -> str:
+	"""The Subject: of a mail, unfolded, without its [PATCH ...] tag."""
+	m = re.search(r'^Subject:(.*(?:\n[ \t].*)*)', text.split('\n\n', 1)[0], re.M | re.I)
+	subj = ' '.join(m.group(1).split()) if m else ''
+	return re.sub(r'^(\[[^]]*\]\s*)+', '', subj)
+
+
+def has_diff(text: str) -> bool:
+	"""A mail with a patch in it (a cover letter has none)."""
+	return bool(re.search(r'^(diff --git |--- \S.*\n\+\+\+ |Index: )', text, re.M))
+
+
+def split_mbox(mbox: str) -> List[str]:
+	"""The mails of @mbox that carry a diff, as files build/series/<hash>/NNNN-
+	subject.patch in mbox order (cached by content); the cover letter and
+	other mails without a diff are left out and named."""
+	with open(mbox, 'rb') as f:
+		digest = hashlib.sha256(f.read()).hexdigest()[:16]
+	out = os.path.join(SERIES_DIR, digest)
+	done = os.path.join(out, '.done')
+	if not os.path.isfile(done):
+		shutil.rmtree(SERIES_DIR, ignore_errors=True)
+		mails = os.path.join(out, 'mails')
+		os.makedirs(mails)
+		r = sh(['git', 'mailsplit', '-o' + mails, mbox], env=GIT_ID, check=False,
+		       capture=True, timeout=300)
+		if r.returncode != 0:
+			raise Error(f'SERIES={mbox}: git mailsplit failed: {r.stdout.strip()}')
+		n = 0
+		for name in sorted(os.listdir(mails)):
+			with open(os.path.join(mails, name), errors='replace') as f:
+				text = f.read()
+			subj = mail_subject(text) or '(no subject)'
+			if not has_diff(text):
+				info(f'SERIES: mail {int(name)} has no diff, left out: {subj}')
+				continue
+			n += 1
+			slug = re.sub(r'[^A-Za-z0-9]+', '-', subj).strip('-')[:52].rstrip('-')
+			os.rename(os.path.join(mails, name), os.path.join(out, f'{n:04d}-{slug}.patch'))
+		shutil.rmtree(mails)
+		if not n:
+			raise Error(f'SERIES={mbox}: no mail in it carries a diff')
+		open(done, 'w').close()
+	return sorted(os.path.join(out, n) for n in os.listdir(out) if n.endswith('.patch'))
+
+
+def series_patches() -> List[str]:
+	"""The patches of the series under test in apply order: those of
+	patches/series (relative to patches/), or the mails of SERIES= (absolute)."""
+	mbox = series_mbox()
+	return split_mbox(mbox) if mbox else read_series()
+
+
+def patch_file(patch: str) -> str:
+	return os.path.join(REPO, 'patches', patch)	# an absolute patch stays as it is
+
+
+def patch_name(patch: str) -> str:
+	return os.path.basename(patch) if os.path.isabs(patch) else patch
+
+
+def patch_label(patch: str) -> str:
+	"""A patch as a run names it: patches/... or a mail of SERIES=."""
+	if os.path.isabs(patch):
+		return f'{os.path.basename(patch)} of SERIES={series_mbox()}'
+	return f'patches/{patch}'
 
 
 def overlay_files() -> List[str]:
@@ -247,10 +418,21 @@ def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
 	return changed
 
 
+VARIANTS = 'series, pristine, asis, upto:N, before:GROUP, upto:GROUP'
+
+
 def variant_patches(variant: str) -> List[str]:
-	series = read_series()
+	"""The patches a variant applies on the base, in order."""
+	if variant == 'asis':
+		if not os.environ.get('KDIR', '').strip():
+			raise Error('VARIANT=asis tests KDIR as it is: set KDIR=/path/to/your/linux')
+		if series_mbox():
+			raise Error('VARIANT=asis applies no patches: drop SERIES= '
+				    '(or use VARIANT=series to apply it on KDIR)')
+		return []
 	if variant == 'pristine':
 		return []
+	series = series_patches()
 	if variant == 'series':
 		return series
 	# "upto:N" = the first N patches (per-patch validation)
@@ -260,19 +442,48 @@ def variant_patches(variant: str) -> List[str]:
 	# "before:GROUP" / "upto:GROUP" = the series without / through a group
 	m = re.match(r'^(before|upto):([a-z0-9-]+)$', variant)
 	if m:
+		if series_mbox():
+			raise Error(f'{variant}: the mails of SERIES= have no groups '
+				    '(series, pristine or upto:N)')
 		idx = [i for i, p in enumerate(series) if group_of(p) == m.group(2)]
 		if not idx:
 			raise Error(f'{variant}: no patch of group {m.group(2)!r} in patches/series')
 		return series[:idx[0]] if m.group(1) == 'before' else series[:idx[-1] + 1]
-	raise Error(f'unknown variant {variant!r} (series, pristine, upto:N, '
-		    'before:GROUP, upto:GROUP)')
+	raise Error(f'unknown variant {variant!r} ({VARIANTS})')
+
+
+def variant_groups(variant: str) -> Optional[List[str]]:
+	"""The groups a variant's tree carries, which decide what
+	patches/expected-before expects; None when nobody said (VARIANT=asis or
+	SERIES= without APPLIED=): expected-before is then off.
+
+	APPLIED= says it for what the runner cannot know, the tree of
+	VARIANT=asis and the mails of SERIES=; elsewhere patches/series says."""
+	patches = variant_patches(variant)
+	applied = os.environ.get('APPLIED', '').strip()
+	mbox = series_mbox()
+	if applied and not mbox and variant != 'asis':
+		raise Error(f'APPLIED= is for VARIANT=asis and SERIES=; VARIANT={variant} '
+			    'carries the groups of its patches in patches/series')
+	if variant == 'asis' or (mbox and patches):
+		return parse_applied(applied) if applied else None
+	return sorted({group_of(p) for p in patches})
+
+
+def describe_groups(groups: Optional[List[str]]) -> str:
+	"""What a run says about the groups it judges a tree by."""
+	if groups is None:
+		return ('expected-before off: APPLIED= not given, so every case is judged '
+			'by its kunit status alone (APPLIED=GROUPS or APPLIED=none to judge '
+			'the cases of patches/expected-before)')
+	return 'carries ' + (', '.join(groups) or 'none of the groups')
 
 
 def variant_key(base: str, patches: List[str]) -> str:
 	h = hashlib.sha256(base.encode())
 	for p in patches:
-		h.update(p.encode())
-		with open(os.path.join(REPO, 'patches', p), 'rb') as f:
+		h.update(patch_name(p).encode())
+		with open(patch_file(p), 'rb') as f:
 			h.update(f.read())
 	for relp in overlay_files():
 		h.update(relp.encode())
@@ -290,7 +501,7 @@ def variant_key(base: str, patches: List[str]) -> str:
 TREE = os.path.join(BUILD, 'tree')
 
 
-STALE_LOCKS = ['linux.git/*.lock', 'linux.git/refs/heads/*.lock',
+STALE_LOCKS = ['linux.git/*.lock', 'linux.git/refs/heads/*.lock', 'linux.git/refs/kdir/*.lock',
 	       'linux.git/worktrees/*/*.lock']
 
 
@@ -337,7 +548,7 @@ def assemble(variant: str) -> str:
 	"""Make build/tree = base + the variant's patches + overlay; return its path."""
 	patches = variant_patches(variant)
 	for p in patches:
-		if not os.path.isfile(os.path.join(REPO, 'patches', p)):
+		if not os.path.isfile(patch_file(p)):
 			raise Error(f'patches/series names {p}, which does not exist')
 	base = base_commit()
 	gd = os.path.join(BUILD, 'linux.git')
@@ -372,18 +583,17 @@ def assemble(variant: str) -> str:
 	sh(['git', 'checkout', '-q', '-f', '--detach', base], cwd=tree, env=env, capture=True)
 	sh(['git', 'clean', '-q', '-fdx'], cwd=tree, env=env, capture=True)
 	for i, p in enumerate(patches, 1):
-		r = sh(['git', 'am', '-q', '--3way', os.path.join(REPO, 'patches', p)],
-		       cwd=tree, env=env, check=False, capture=True)
+		r = sh(['git', 'am', '-q', '--3way', patch_file(p)],
+		       cwd=tree, env=env, check=False, capture=True, timeout=600)
 		if r.returncode != 0:
 			sh(['git', 'am', '--abort'], cwd=tree, env=env, check=False, capture=True)
 			# Show where it does not apply: the hunks and the context
 			# git looked for, against the tree with patches 1..i-1.
-			why = sh(['git', 'apply', '--check', '--verbose',
-				  os.path.join(REPO, 'patches', p)],
-				 cwd=tree, env=env, check=False, capture=True).stdout
+			why = sh(['git', 'apply', '--check', '--verbose', patch_file(p)],
+				 cwd=tree, env=env, check=False, capture=True, timeout=600).stdout
 			print(why.rstrip()[:4000], file=sys.stderr)
 			base_desc = 'the base' if i == 1 else f'the base + patches 1-{i - 1}'
-			raise Error(f'patch {i}/{len(patches)} patches/{p} does not apply '
+			raise Error(f'patch {i}/{len(patches)} {patch_label(p)} does not apply '
 				    f'to {base_desc}')
 	for relp in overlay_files():
 		dst = os.path.join(tree, relp)

@@ -72,6 +72,17 @@ class TestResults(unittest.TestCase):
 		c, _ = judge.judge({'s.other': 'PASS'}, [], {'s.gone': 'g'})
 		self.assertEqual(c['failed'], 0)
 
+	# groups not known (VARIANT=asis, SERIES= without APPLIED=): a listed
+	# case is judged by its kunit status and says that expected-before is off
+	def test_expected_before_off_without_applied(self):
+		cases = {c['name']: c for c in judge.judge_cases(
+			{'s.new': 'FAIL', 's.ok': 'PASS', 's.old': 'PASS'}, None,
+			{'s.new': 'g', 's.ok': 'g'})}
+		self.assertEqual(cases['s.new']['verdict'], 'fail')
+		self.assertIn('APPLIED= not given', cases['s.new']['reason'])
+		self.assertEqual(cases['s.ok']['verdict'], 'pass')
+		self.assertEqual(cases['s.old']['reason'], '')
+
 	def test_load_expected_before(self):
 		with tempfile.NamedTemporaryFile('w', delete=False) as f:
 			f.write('# comment\ns.a  grp  # why\n\nbad line here x\n')
@@ -296,6 +307,7 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertTrue(bench)
 		self.assertLessEqual(bench, syms(cfg + 'mm_bench.config'))
 
+	@mock.patch.dict(os.environ, {'SERIES': '', 'APPLIED': ''})
 	def test_variants(self):
 		self.assertEqual(tree.variant_patches('pristine'), [])
 		self.assertEqual(tree.variant_patches('series'), tree.read_series())
@@ -303,7 +315,26 @@ class TestTreeAndSeries(unittest.TestCase):
 		with self.assertRaises(common.Error):
 			tree.variant_patches('bogus')
 
+	# the mails of a b4 mbox: subject without its [PATCH v2 1/3] tag
+	# (folded), and which of them carry a diff (a cover letter does not)
+	def test_mbox_mails(self):
+		head = 'From: a@b\nSubject: [PATCH v2 1/3] mm: a long\n subject\n\n'
+		self.assertEqual(tree.mail_subject(head + 'body\n'), 'mm: a long subject')
+		self.assertFalse(tree.has_diff(head + 'cover\n---\n 1 file changed\n'))
+		self.assertTrue(tree.has_diff(head + '---\ndiff --git a/x b/x\n'))
+		self.assertTrue(tree.has_diff(head + '--- a/x\n+++ b/x\n@@ -1 +1 @@\n'))
+
+	# APPLIED=: comma list of known groups, "none", "series"; others refused
+	def test_parse_applied(self):
+		with mock.patch.object(tree, 'known_groups', return_value=['a', 'b']):
+			self.assertEqual(tree.parse_applied('b, a'), ['a', 'b'])
+			self.assertEqual(tree.parse_applied('none'), [])
+			self.assertEqual(tree.parse_applied('series'), ['a', 'b'])
+			with self.assertRaises(common.Error):
+				tree.parse_applied('a,c')
+
 	# before:/upto:GROUP (bench-compare's A and B) cut the series at a group's edges
+	@mock.patch.dict(os.environ, {'SERIES': ''})
 	def test_group_variants(self):
 		series = ['a/0001.patch', 'b/0001.patch', 'b/0002.patch', 'c/0001.patch']
 		with mock.patch.object(tree, 'read_series', return_value=series):

@@ -4,6 +4,7 @@ the lock on build/, signals, stale git locks, local changes in build/tree,
 the user's git config, failed builds, stage directories, reports, exit
 codes and progress.  Nothing here builds a kernel."""
 
+import hashlib
 import json
 import os
 import re
@@ -183,19 +184,93 @@ class TestTree(RunCase):
 		with open(os.path.join(tree, 'mm', 'fake.c')) as f:
 			self.assertNotIn('mutation', f.read())
 
-	# a git KDIR is imported by the files it tracks (through the
-	# process-group runner, its file list on stdin); a guard, passes on both
-	def test_git_kdir_is_imported(self):
+	# a git KDIR is imported with its history (fetched: git log in
+	# build/tree shows its commits), its uncommitted changes and untracked
+	# files in one commit on top, its ignored files (build output) left
+	# out; a new untracked file is seen by the fingerprint and imported
+	# (old: one flattened commit of the tracked files, untracked ones
+	# neither imported nor fingerprinted)
+	def test_git_kdir_is_imported_with_history(self):
 		env = dict(self.fr.env(), GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
 			   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
-		for c in (['init', '-q'], ['add', '-A'], ['commit', '-qm', 'linux']):
-			subprocess.run(['git', '-C', self.fr.kdir] + c, env=env, check=True)
-		with open(os.path.join(self.fr.kdir, 'untracked.c'), 'w') as f:
-			f.write('int untracked;\n')
+		kdir = self.fr.kdir
+		with open(os.path.join(kdir, '.gitignore'), 'w') as f:
+			f.write('*.o\n')
+		for c in (['init', '-q'], ['add', '-A'], ['commit', '-qm', 'linux: first'],
+			  ['commit', '-q', '--allow-empty', '-m', 'mm: second']):
+			subprocess.run(['git', '-C', kdir] + c, env=env, check=True)
+		with open(os.path.join(kdir, 'mm', 'Kconfig'), 'a') as f:
+			f.write('# uncommitted\n')
+		for n, text in (('untracked.c', 'int untracked;\n'), ('mm/fake.o', 'obj\n')):
+			with open(os.path.join(kdir, n), 'w') as f:
+				f.write(text)
 		r = self.fr.run('run', 'series')
 		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-		self.assertFalse(os.path.exists(os.path.join(self.fr.build, 'tree', 'untracked.c')))
-		self.assertTrue(os.path.exists(os.path.join(self.fr.build, 'tree', 'mm', 'fake.c')))
+		tree = os.path.join(self.fr.build, 'tree')
+		log = subprocess.run(['git', '-C', tree, 'log', '--format=%s'], capture_output=True,
+				     text=True, check=True).stdout.splitlines()
+		self.assertEqual(log[-2:], ['mm: second', 'linux: first'])
+		self.assertIn('mm: fake change', log)
+		self.assertTrue(os.path.exists(os.path.join(tree, 'untracked.c')))
+		self.assertFalse(os.path.exists(os.path.join(tree, 'mm', 'fake.o')))
+		with open(os.path.join(tree, 'mm', 'Kconfig')) as f:
+			self.assertIn('# uncommitted', f.read())
+		with open(os.path.join(kdir, 'new.c'), 'w') as f:
+			f.write('int new;\n')
+		r = self.fr.run('run', 'series')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertTrue(os.path.exists(os.path.join(tree, 'new.c')))
+		# the user's tree is read, not written
+		st = subprocess.run(['git', '-C', kdir, 'status', '--porcelain'], capture_output=True,
+				    text=True, check=True).stdout.split()
+		self.assertEqual(sorted(st), sorted(['M', 'mm/Kconfig', '??', 'new.c', '??',
+						     'untracked.c']))
+
+	# KDIR_DEPTH=N: only the last N commits of a git KDIR's history; a bad
+	# value is one line
+	def test_git_kdir_depth(self):
+		env = dict(self.fr.env(), GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t',
+			   GIT_COMMITTER_NAME='t', GIT_COMMITTER_EMAIL='t@t')
+		for c in (['init', '-q'], ['add', '-A'], ['commit', '-qm', 'linux: first'],
+			  ['commit', '-q', '--allow-empty', '-m', 'mm: second']):
+			subprocess.run(['git', '-C', self.fr.kdir] + c, env=env, check=True)
+		r = self.fr.run('run', 'asis', KDIR_DEPTH=1)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		log = subprocess.run(['git', '-C', os.path.join(self.fr.build, 'tree'), 'log',
+				      '--format=%s'], capture_output=True, text=True,
+				     check=True).stdout.splitlines()
+		self.assertEqual(log, ['mm-kunit: suites overlay', 'mm: second'])
+		r = self.fr.run('run', 'asis', KDIR_DEPTH='all')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+		self.assertIn('KDIR_DEPTH', r.stderr)
+
+	# no git gc --auto outlives a run: the commits of an assembly used to
+	# start one in the background after a kernel import (its 80 000 loose
+	# objects), and the next run removed its locks as stale; here a
+	# gc.auto of 1 in build/linux.git's config stands for those objects
+	def test_no_background_gc_after_a_run(self):
+		self.assertEqual(self.fr.run('run', 'series').returncode, 0)
+		gd = os.path.join(self.fr.build, 'linux.git')
+		subprocess.run(['git', '--git-dir', gd, 'config', 'gc.auto', '1'], check=True)
+		# gc --auto counts the loose objects in objects/17/ only: put two there
+		found = []
+		for i in range(100000):
+			body = f'loose {i}\n'.encode()
+			if hashlib.sha1(b'blob %d\0' % len(body) + body).hexdigest().startswith('17'):
+				found.append(body)
+				if len(found) == 2:
+					break
+		for body in found:
+			subprocess.run(['git', '--git-dir', gd, 'hash-object', '-w', '--stdin'],
+				       input=body, capture_output=True, check=True)
+		r = self.fr.run('run', 'pristine')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+		def packed():
+			return os.path.exists(os.path.join(gd, 'gc.pid')) or any(
+				n.endswith('.pack') for n in os.listdir(os.path.join(gd, 'objects', 'pack')))
+		self.assertFalse(self.fr.wait_for(packed, timeout=5))
 
 	# commit.gpgsign and hooks in the user's git config do not reach git am
 	# (old: git am / git commit failed with the user's signing program)
@@ -212,6 +287,160 @@ class TestTree(RunCase):
 			os.chmod(os.path.join(hooks, h), 0o755)
 		r = self.fr.run('run', 'series', HOME=home, XDG_CONFIG_HOME=os.path.join(home, 'x'))
 		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+def mail(n: int, total: int, subject: str, diff: str) -> str:
+	"""One git format-patch mail of an mbox; no diff: a cover letter."""
+	head = fakerepo.PATCH.split('\n---\n')[0].replace('[PATCH] mm: fake change',
+								  f'[PATCH {n}/{total}] {subject}')
+	return head + '\n---\n' + diff + '--\n2.39.5\n\n'
+
+
+def fake_diff(old: str, new: str, line: int = 1) -> str:
+	"""A diff of mm/fake.c: @new after its last line, @old at @line."""
+	return (' mm/fake.c | 1 +\n\ndiff --git a/mm/fake.c b/mm/fake.c\n--- a/mm/fake.c\n'
+		f'+++ b/mm/fake.c\n@@ -{line} +{line},2 @@\n {old}\n+{new}\n')
+
+
+class TestSeriesMbox(RunCase):
+	"""SERIES=path/to/series.mbx (what b4 am writes) instead of patches/series."""
+
+	def write_mbox(self, second: str = 'int mbox_two;', first_context: str = 'int fake;'):
+		path = os.path.join(self.tmp.name, 'v2.mbx')
+		with open(path, 'w') as f:
+			f.write(mail(0, 2, 'mm: a posted series', 'A cover letter: no diff.\n\n') +
+				mail(1, 2, 'mm: mbox one', fake_diff(first_context, 'int mbox_one;')) +
+				mail(2, 2, 'mm: mbox two', fake_diff('int mbox_one;', second, 2)))
+		return path
+
+	def tree_log(self):
+		return subprocess.run(['git', '-C', os.path.join(self.fr.build, 'tree'), 'log',
+				       '--format=%s'], capture_output=True, text=True,
+				      check=True).stdout.splitlines()
+
+	def fake_c(self):
+		with open(os.path.join(self.fr.build, 'tree', 'mm', 'fake.c')) as f:
+			return f.read()
+
+	# the mbox's mails are applied with git am in place of patches/series,
+	# its cover letter left out; a changed mbox reassembles the tree
+	# (old: SERIES= was ignored, patches/series applied)
+	def test_mbox_is_applied_instead_of_patches_series(self):
+		mbox = self.write_mbox()
+		r = self.fr.run('run', 'series', SERIES=mbox)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertEqual(self.tree_log()[:3], ['mm-kunit: suites overlay', 'mm: mbox two',
+						       'mm: mbox one'])
+		self.assertNotIn('mm: fake change', self.tree_log())
+		self.assertIn('no diff, left out: mm: a posted series', r.stdout)
+		self.assertIn(f'2 patches of SERIES={mbox}', r.stdout)
+		self.assertIn('mbox_two', self.fake_c())
+		self.write_mbox(second='int mbox_two_v3;')
+		r = self.fr.run('run', 'series', SERIES=mbox)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertIn('mbox_two_v3', self.fake_c())
+		# without SERIES=, patches/series again
+		r = self.fr.run('run', 'series')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertIn('mm: fake change', self.tree_log())
+
+	# APPLIED= says which groups the mbox carries; without it
+	# expected-before is off and the run says so (old: the groups of
+	# patches/series were assumed whatever was applied)
+	def test_mbox_expected_before_follows_applied(self):
+		with open(os.path.join(self.fr.repo, 'patches', 'expected-before'), 'w') as f:
+			f.write('demo.demo_fail fake\n')
+		mbox = self.write_mbox()
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='none', FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		st = self.read_stage()
+		self.assertEqual(st['applied'], [])
+		self.assertEqual(st['cases']['demo.demo_fail']['verdict'], 'pass')
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='fake', FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		self.assertEqual(self.read_stage()['cases']['demo.demo_fail']['reason'], 'kunit: FAIL')
+		r = self.fr.run('run', 'series', SERIES=mbox, FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		self.assertIn('expected-before off: APPLIED= not given', r.stdout)
+		st = self.read_stage()
+		self.assertIsNone(st['applied'])
+		self.assertIn('APPLIED= not given', st['cases']['demo.demo_fail']['reason'])
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='nosuch')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertIn('nosuch is not a group', r.stderr)
+
+	# make test SERIES=: checkpatch on the mbox's mails, the suites on the
+	# mbox's kernel (and its races boot) and on the base (old: patches/series)
+	def test_make_test_takes_the_mbox(self):
+		mbox = self.write_mbox()
+		r = self.fr.run('test', SERIES=mbox, APPLIED='fake')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		with open(os.path.join(self.fr.build, 'results', 'summary.json')) as f:
+			stages = {st['name']: st for st in json.load(f)['stages']}
+		self.assertEqual([os.path.basename(c['name']) for c in stages['checkpatch']['cases']
+				  if c['name'].endswith('.patch')],
+				 ['0001-mm-mbox-one.patch', '0002-mm-mbox-two.patch'])
+		self.assertEqual(stages['series']['applied'], ['fake'])
+		self.assertEqual(stages['pristine']['applied'], [])
+		self.assertIn(f'series: tree build/tree, 2 patches of SERIES={mbox}', r.stdout)
+		self.assertIn('races: tree build/tree, 2 patches of SERIES=', r.stdout)
+
+	def read_stage(self):
+		with open(os.path.join(self.fr.build, 'results', 'summary.json')) as f:
+			st = json.load(f)['stages'][0]
+		st['cases'] = {c['name']: c for c in st['cases']}
+		return st
+
+	# a mail that does not apply is named with its mbox; a missing mbox is
+	# one line (old: SERIES= ignored, exit 0)
+	def test_mbox_errors_are_one_line(self):
+		mbox = self.write_mbox(first_context='int not_there;')
+		r = self.fr.run('run', 'series', SERIES=mbox)
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertIn(f'patch 1/2 0001-mm-mbox-one.patch of SERIES={mbox} does not apply',
+			      r.stderr.strip().splitlines()[-1])
+		self.assertNotIn('Traceback', r.stderr)
+		r = self.fr.run('run', 'series', SERIES=mbox + '.missing')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+		self.assertIn('is not a file', r.stderr)
+
+
+class TestAsis(RunCase):
+	# VARIANT=asis: KDIR exactly as it is (no patch of patches/series), the
+	# suites' overlay and hooks added; APPLIED= decides expected-before,
+	# without it the run says expected-before is off (old: no such variant)
+	def test_asis_tests_kdir_as_it_is(self):
+		with open(os.path.join(self.fr.repo, 'patches', 'expected-before'), 'w') as f:
+			f.write('demo.demo_fail fake\n')
+		with open(os.path.join(self.fr.kdir, 'mm', 'fake.c'), 'a') as f:
+			f.write('int kdir_local;\n')
+		r = self.fr.run('run', 'asis', APPLIED='none', FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		tree = os.path.join(self.fr.build, 'tree')
+		with open(os.path.join(tree, 'mm', 'fake.c')) as f:
+			self.assertEqual(f.read(), 'int fake;\nint kdir_local;\n')
+		self.assertTrue(os.path.isfile(os.path.join(tree, 'mm', 'tests', 'Kconfig')))
+		with open(os.path.join(tree, 'mm', 'Kconfig')) as f:
+			self.assertIn('source "mm/tests/Kconfig"', f.read())
+		with open(os.path.join(self.fr.build, 'results', 'summary.json')) as f:
+			st = json.load(f)['stages'][0]
+		self.assertEqual((st['name'], st['applied']), ('asis', []))
+		self.assertEqual({c['name']: c['verdict'] for c in st['cases']}['demo.demo_fail'],
+				 'pass')
+		r = self.fr.run('run', 'asis', APPLIED='fake', FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		r = self.fr.run('run', 'asis', FAKE_FAIL=1)
+		self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+		self.assertIn('asis: expected-before off: APPLIED= not given', r.stdout)
+		r = self.fr.run('run', 'asis', KDIR='')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertEqual(r.stderr.strip(), 'mmkunit: error: VARIANT=asis tests KDIR as it is: '
+				 'set KDIR=/path/to/your/linux')
+		# APPLIED= with a variant whose groups patches/series knows
+		r = self.fr.run('run', 'series', APPLIED='none')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertIn('APPLIED= is for VARIANT=asis and SERIES=', r.stderr)
 
 
 class TestFailures(RunCase):
