@@ -1007,8 +1007,6 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE(shmem_read_batch_fills_exactly),
 	KUNIT_CASE_PARAM(shmem_read_cut_during_copy_no_stale_bytes,
 			 race_gen_params),
-	KUNIT_CASE_PARAM_ATTR(shmem_read_truncate_race_no_stale_bytes,
-			      race_gen_params, { .speed = KUNIT_SPEED_SLOW }),
 	KUNIT_CASE(shmem_read_swapped_out_folio),
 	{}
 };
@@ -1018,7 +1016,22 @@ static struct kunit_suite shmem_read_suite = {
 	.test_cases = shmem_read_cases,
 };
 
-kunit_test_suite(shmem_read_suite);
+/*
+ * The slow race, in a suite of its own so that make test's races stage can
+ * select it by suite name ("*_race") next to lockless_read_race.
+ */
+static struct kunit_case shmem_read_race_cases[] = {
+	KUNIT_CASE_PARAM_ATTR(shmem_read_truncate_race_no_stale_bytes,
+			      race_gen_params, { .speed = KUNIT_SPEED_SLOW }),
+	{}
+};
+
+static struct kunit_suite shmem_read_race_suite = {
+	.name = "shmem_read_race",
+	.test_cases = shmem_read_race_cases,
+};
+
+kunit_test_suites(&shmem_read_suite, &shmem_read_race_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the tmpfs read path (shmem-batch)");
 MODULE_LICENSE("GPL");

@@ -70,7 +70,7 @@ def cmd_test(args) -> int:
 		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
 		ss.append(st)
 		if v == 'series':
-			# The race cases are KUNIT_CASE_SLOW, left out above by
+			# The race suites are KUNIT_CASE_SLOW, left out above by
 			# speed>slow: boot the same kernel again for them alone,
 			# never a kernel an earlier build left.
 			if st.error:

@@ -15,10 +15,12 @@ from . import judge, kernel, tree
 from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
 from .report import Stage
 
-# The KUNIT_CASE_SLOW race cases (with speed=slow: lockless_read_race and
-# shmem_read's truncate race; not the benchmarks) that make test runs in a
-# boot of its own
-RACE_GLOB = '*.*race*'
+# The suites of KUNIT_CASE_SLOW race cases (lockless_read_race,
+# shmem_read_race) that make test runs in a boot of its own.  A suite glob
+# only: 7.3's kunit executor oopses on a test glob that leaves a suite
+# empty combined with an attribute filter (kunit_filter_glob_tests()
+# returns NULL, kunit_filter_attr_tests() copies it).
+RACE_GLOB = '*_race'
 
 
 def out_dir(name: str) -> str:
