@@ -21,7 +21,7 @@
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
-#include "../../mm/tests/kunit_mount.h"
+#include "../../mm/tests/mm_test_util.h"
 #include "../../mm/tests/mm_bench.h"
 
 #define FILE_SIZE	(SZ_1M * 64)
@@ -101,7 +101,7 @@ static void shmem_seq_read_throughput(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ubuf));
 
 	for (h = 0; h < ARRAY_SIZE(huge_opt); h++) {
-		struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", huge_opt[h]);
+		struct vfsmount *mnt = mm_test_mount(test, "tmpfs", huge_opt[h]);
 
 		for (l = 0; l < NR_LAYOUTS; l++)
 			files[h][l] = make_file(test, mnt, l, chunk);

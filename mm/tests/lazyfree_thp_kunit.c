@@ -30,6 +30,7 @@
 #include <linux/vmstat.h>
 
 #include "../internal.h"
+#include "mm_test_util.h"
 
 #define THP_SIZE	HPAGE_PMD_SIZE
 #define THP_NR		HPAGE_PMD_NR
@@ -46,14 +47,8 @@ struct lazyfree_ctx {
 
 enum pmd_state { PMD_IS_NONE, PMD_IS_HUGE, PMD_IS_TABLE };
 
-/* First and second contents of a byte; REDIRTY differs from FIRST everywhere */
+/* Seeds of the first contents and of the rewrite: they differ at every byte */
 enum { SEED_FIRST = 1, SEED_REDIRTY = 2 };
-
-/* The byte written at @off of the THP; never zero, so zero-fill shows. */
-static u8 pattern(unsigned long off, u8 seed)
-{
-	return (u8)((off * 7 + (off >> 12) * 13 + seed * 0x40) | 1);
-}
 
 /* What @off should hold: the second pattern in the rewritten chunk. */
 static u8 want_at(struct lazyfree_ctx *ctx, unsigned long off)
@@ -61,7 +56,7 @@ static u8 want_at(struct lazyfree_ctx *ctx, unsigned long off)
 	bool redirtied = ctx->redirtied != NOT_REDIRTIED &&
 			 off >= ctx->redirtied && off < ctx->redirtied + CHUNK;
 
-	return pattern(off, redirtied ? SEED_REDIRTY : SEED_FIRST);
+	return mm_test_pattern(off, redirtied ? SEED_REDIRTY : SEED_FIRST);
 }
 
 static pmd_t *user_pmd(struct mm_struct *mm, unsigned long addr)
@@ -148,7 +143,7 @@ static int write_pattern(struct lazyfree_ctx *ctx, unsigned long start,
 
 	for (off = start; off < start + len; off += CHUNK) {
 		for (i = 0; i < CHUNK; i++)
-			ctx->buf[i] = pattern(off + i, seed);
+			ctx->buf[i] = mm_test_pattern(off + i, seed);
 		if (copy_to_user((void __user *)(ctx->addr + off), ctx->buf, CHUNK))
 			return -EFAULT;
 	}

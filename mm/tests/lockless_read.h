@@ -18,7 +18,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
-#include "kunit_mount.h"
+#include "mm_test_util.h"
 
 enum lr_kind { LR_TMPFS, LR_TMPFS_HUGE, LR_RAMFS };
 
@@ -31,15 +31,6 @@ struct lr_file {
 	loff_t size;
 	u8 *want;		/* what the file should hold */
 };
-
-/* Never 0, so that zeroes (holes, fallocated, truncated) stand out */
-static inline u8 lr_pattern(loff_t off, u8 seed)
-{
-	u32 x = (u32)(off >> PAGE_SHIFT) * 2654435761u + (u32)off * 40503u +
-		seed * 97u;
-
-	return (x >> 16) | 1;
-}
 
 static inline void lr_file_release(void *data)
 {
@@ -54,7 +45,7 @@ static inline void lr_file_release(void *data)
 static inline struct lr_file *lr_file_create(struct kunit *test,
 					     enum lr_kind kind, loff_t size)
 {
-	struct vfsmount *mnt = kunit_kern_mount(test,
+	struct vfsmount *mnt = mm_test_mount(test,
 				kind == LR_RAMFS ? "ramfs" : "tmpfs",
 				kind == LR_TMPFS_HUGE ? "always" :
 				kind == LR_TMPFS ? "never" : NULL);
@@ -95,7 +86,7 @@ static inline void lr_file_write(struct kunit *test, struct lr_file *lf,
 
 	KUNIT_ASSERT_LE(test, off + (loff_t)len, lf->size);
 	for (i = 0; i < len; i++)
-		lf->want[off + i] = lr_pattern(off + i, seed);
+		lf->want[off + i] = mm_test_pattern(off + i, seed);
 	KUNIT_ASSERT_EQ_MSG(test, kernel_write(lf->file, lf->want + off, len,
 					       &pos), (ssize_t)len,
 			    "write %lld+%zu", off, len);
@@ -138,7 +129,7 @@ static inline struct vfsmount *lr_debugfs(struct kunit *test)
 	if (!type)
 		return NULL;
 	put_filesystem(type);
-	mnt = kunit_kern_mount(test, "debugfs", NULL);
+	mnt = mm_test_mount(test, "debugfs", NULL);
 	return mnt;
 }
 

@@ -37,7 +37,7 @@
 
 #include "../internal.h"
 #include "../page_alloc.h"
-#include "kunit_mount.h"
+#include "mm_test_util.h"
 #include "lockless_read.h"
 #include "vmstat_by_name.h"
 

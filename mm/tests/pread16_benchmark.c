@@ -30,7 +30,7 @@
 #include <linux/swap.h>
 
 #include "../internal.h"
-#include "kunit_mount.h"
+#include "mm_test_util.h"
 #include "lockless_read.h"
 #include "mm_bench.h"
 

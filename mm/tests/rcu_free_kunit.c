@@ -54,7 +54,7 @@
 
 #include "../internal.h"
 #include "../page_alloc.h"
-#include "kunit_mount.h"
+#include "mm_test_util.h"
 #include "vmstat_by_name.h"
 
 #ifdef CONFIG_PAGE_RCU_FREE
@@ -62,9 +62,10 @@
 /* Pages of ZONE_DMA the drain cases can hold at most */
 #define DMA_MAX_PAGES	(SZ_32M >> PAGE_SHIFT)
 
+/* The byte at @off of the page at @pfn */
 static u8 pattern(unsigned long pfn, unsigned int off)
 {
-	return (u8)((pfn * 31 + off * 7) | 1);
+	return mm_test_pattern(((u64)pfn << PAGE_SHIFT) + off, 0);
 }
 
 static void fill_pattern(struct page *page, unsigned int nr)
@@ -655,7 +656,7 @@ static struct file *case_file(struct kunit *test, struct vfsmount *mnt,
 static struct file *cached_flagged_folio(struct kunit *test, const char *name,
 					 struct folio **folio)
 {
-	struct vfsmount *mnt = kunit_kern_mount(test, "ramfs", NULL);
+	struct vfsmount *mnt = mm_test_mount(test, "ramfs", NULL);
 	struct file *file;
 	loff_t pos = 0;
 	ssize_t ret;
@@ -699,7 +700,7 @@ static void rcu_free_alloc_contig_migrated(struct kunit *test)
 	u8 *data, *back;
 	int ret;
 
-	file = case_file(test, kunit_kern_mount(test, "tmpfs", "never"),
+	file = case_file(test, mm_test_mount(test, "tmpfs", "never"),
 			 "contig");
 	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
 	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
@@ -830,7 +831,7 @@ static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
 	loff_t pos = 0;
 	int flagged;
 
-	file = case_file(test, kunit_kern_mount(test, "tmpfs", "never"),
+	file = case_file(test, mm_test_mount(test, "tmpfs", "never"),
 			 "isolated");
 	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
 	folio = filemap_lock_folio(file->f_mapping, 0);
@@ -1001,7 +1002,7 @@ static void rcu_free_memory_failure_waits_for_readers(struct kunit *test)
 	/* Runs after the file is gone, which frees the poisoned page */
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
 							poisoned), 0);
-	mnt = kunit_kern_mount(test, "tmpfs", "never");
+	mnt = mm_test_mount(test, "tmpfs", "never");
 	file = case_file(test, mnt, "poisoned");
 	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
 	folio = filemap_lock_folio(file->f_mapping, 0);
@@ -1091,7 +1092,7 @@ static void rcu_free_soft_offline_cached_then_unpoison(struct kunit *test)
 static void rcu_free_split_inherits_flag(struct kunit *test)
 {
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
-	struct vfsmount *mnt = kunit_kern_mount(test, "tmpfs", "always");
+	struct vfsmount *mnt = mm_test_mount(test, "tmpfs", "always");
 	const pgoff_t nr = HPAGE_PMD_NR;
 	struct folio *folio;
 	struct file *file;
@@ -1146,7 +1147,7 @@ static void rcu_free_split_inherits_flag(struct kunit *test)
  */
 static void rcu_free_splice_move_copies(struct kunit *test)
 {
-	struct vfsmount *mnt = kunit_kern_mount(test, "ramfs", NULL);
+	struct vfsmount *mnt = mm_test_mount(test, "ramfs", NULL);
 	struct pipe_inode_info *pipe;
 	struct folio *spliced, *cached;
 	struct pipe_buffer *buf;

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers the mm suites and benchmarks share: a private kernel mount for
+ * those that need a file system of their own (tmpfs with a chosen huge=
+ * policy, ramfs), and the byte pattern files and pages are filled with.
+ */
+#ifndef MM_TESTS_MM_TEST_UTIL_H
+#define MM_TESTS_MM_TEST_UTIL_H
+
+#include <kunit/resource.h>
+#include <kunit/test.h>
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/mount.h>
+
+KUNIT_DEFINE_ACTION_WRAPPER(mm_test_unmount, kern_unmount, struct vfsmount *);
+
+/*
+ * The byte at offset @off of data written with @seed.  Never 0, so that
+ * zeroes (holes, fallocated or truncated ranges) stand out; differs
+ * between neighbouring pages at every offset, and between two seeds at
+ * every offset (the seed moves the high bits the byte is taken from), so
+ * a byte of another page, another file or an older write shows (checked
+ * for every offset below 64 MiB and the seeds 0 to 12).
+ */
+static inline u8 mm_test_pattern(u64 off, u8 seed)
+{
+	u32 x = (u32)(off >> PAGE_SHIFT) * 2654435761u + (u32)off * 40503u +
+		seed * 2246822519u;
+
+	return (x >> 16) | 1;
+}
+
+/*
+ * Mount @fstype for the current case, with "huge=@huge" when @huge is not
+ * NULL; the mount goes away when the case ends.  Aborts the case on error.
+ */
+static inline struct vfsmount *mm_test_mount(struct kunit *test,
+					     const char *fstype,
+					     const char *huge)
+{
+	struct file_system_type *type = get_fs_type(fstype);
+	struct fs_context *fc;
+	struct vfsmount *mnt;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL_MSG(test, type, "no file system %s", fstype);
+	fc = fs_context_for_mount(type, SB_KERNMOUNT);
+	put_filesystem(type);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(fc));
+	ret = vfs_parse_fs_string(fc, "source", fstype);
+	if (!ret && huge)
+		ret = vfs_parse_fs_string(fc, "huge", huge);
+	if (ret) {
+		put_fs_context(fc);
+		KUNIT_FAIL_AND_ABORT(test, "%s huge=%s: %d", fstype, huge, ret);
+	}
+	mnt = fc_mount_longterm(fc);
+	put_fs_context(fc);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "mount %s: %ld", fstype,
+			       PTR_ERR(mnt));
+	ret = kunit_add_action_or_reset(test, mm_test_unmount, mnt);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return mnt;
+}
+
+#endif /* MM_TESTS_MM_TEST_UTIL_H */
