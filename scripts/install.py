@@ -8,7 +8,11 @@
 After "install", stock kunit_tool works in KDIR:
 
   ./tools/testing/kunit/kunit.py run --kunitconfig=mm/tests \\
-      --qemu_config=tools/testing/kunit/qemu_configs/x86_64_mm.py --arch=x86_64
+      --qemu_config=tools/testing/kunit/qemu_configs/x86_64_mm.py --arch=x86_64 \\
+      --filter='speed>slow' --timeout=900
+
+(speed>slow leaves out the KUNIT_CASE_SLOW benchmarks and race suites,
+which take longer than kunit.py's default 300 s timeout under TCG)
 
 (plus one --kunitconfig= per directory of mmkunit.tree.SUITE_KUNITCONFIGS; install
 prints the full command).
@@ -344,7 +348,10 @@ def install(kdir: str) -> int:
 		    + (f'; manifest {MANIFEST} written' if wrote else ''))
 		out('run them there with:\n  ./tools/testing/kunit/kunit.py run '
 		    + kunitconfig_args() + ' \\\n      --qemu_config='
-		    f'{runner_tree.QEMU_CONFIG} --arch=x86_64')
+		    f'{runner_tree.QEMU_CONFIG} --arch=x86_64 \\\n'
+		    "      --filter='speed>slow' --timeout=900\n"
+		    '(the KUNIT_CASE_SLOW benchmarks and race suites: drop the filter, '
+		    'and give them --timeout=3600)')
 	if counts['kept']:
 		out(f'note: {counts["kept"]} edited files kept, see above')
 	return 0
