@@ -588,6 +588,21 @@ static const struct contig_case contig_cases[] = {
 KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, name);
 
 /*
+ * A whole free pageblock of @gfp's migratetype, split into order-0 pages
+ * the case owns; skips when there is none.
+ */
+static struct page *alloc_split_pageblock(struct kunit *test, gfp_t gfp)
+{
+	struct page *block = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN,
+					 pageblock_order);
+
+	if (!block)
+		kunit_skip(test, "no free pageblock");
+	split_page(block, pageblock_order);
+	return block;
+}
+
+/*
  * alloc_contig_range() of a pageblock whose pages wait for a grace period
  * frees them (one drain) instead of failing.  With the range starting one
  * page in, the freed pages merge with the free page below it, and the
@@ -603,11 +618,7 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
 	struct page *block;
 	int ret;
 
-	block = alloc_pages(GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN,
-			    pageblock_order);
-	if (!block)
-		kunit_skip(test, "no free pageblock");
-	split_page(block, pageblock_order);
+	block = alloc_split_pageblock(test, GFP_KERNEL);
 	pfn = page_to_pfn(block);
 	start = pfn + c->unaligned;
 
@@ -709,11 +720,7 @@ static void rcu_free_alloc_contig_migrated(struct kunit *test)
 	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
 		data[i] = pattern(i / PAGE_SIZE, i % PAGE_SIZE);
 
-	block = alloc_pages(GFP_HIGHUSER_MOVABLE | __GFP_NORETRY | __GFP_NOWARN,
-			    pageblock_order);
-	if (!block)
-		kunit_skip(test, "no free pageblock");
-	split_page(block, pageblock_order);
+	block = alloc_split_pageblock(test, GFP_HIGHUSER_MOVABLE);
 	start = page_to_pfn(block);
 	for (i = 0; i < nr_folios; i++)
 		__free_page(block + i);

@@ -136,6 +136,23 @@ TREE_FILES = {
 }
 
 
+
+def alive(pid: int) -> bool:
+	"""True while pid runs (a zombie waiting for its reaper is dead); waits
+	up to 5 s for it to end."""
+	deadline = time.monotonic() + 5
+	while time.monotonic() < deadline:
+		try:
+			with open(f'/proc/{pid}/stat') as f:
+				state = f.read().rsplit(')', 1)[1].split()[0]
+		except FileNotFoundError:
+			return False
+		if state in ('Z', 'X'):
+			return False
+		time.sleep(0.05)
+	return True
+
+
 class FakeRepo:
 	def __init__(self, top: str, patches: bool = True):
 		self.top = top

@@ -121,19 +121,7 @@ class TestGuestLog(unittest.TestCase):
 		self.assertIsNone(judge.running_when_stopped(log))
 
 
-def alive(pid):
-	"""True while pid runs (a zombie waiting for its reaper is dead)."""
-	deadline = time.monotonic() + 5
-	while time.monotonic() < deadline:
-		try:
-			with open(f'/proc/{pid}/stat') as f:
-				state = f.read().rsplit(')', 1)[1].split()[0]
-		except FileNotFoundError:
-			return False
-		if state in ('Z', 'X'):
-			return False
-		time.sleep(0.05)
-	return True
+alive = fakerepo.alive
 
 
 class TestTimeout(unittest.TestCase):

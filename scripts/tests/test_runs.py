@@ -21,19 +21,7 @@ import fakerepo  # noqa: E402
 LAST_LINE = re.compile(r'^\d+ passed, \d+ failed, \d+ skipped$')
 
 
-def alive(pid: int) -> bool:
-	"""True while pid runs (a zombie is dead)."""
-	deadline = time.monotonic() + 5
-	while time.monotonic() < deadline:
-		try:
-			with open(f'/proc/{pid}/stat') as f:
-				state = f.read().rsplit(')', 1)[1].split()[0]
-		except FileNotFoundError:
-			return False
-		if state in ('Z', 'X'):
-			return False
-		time.sleep(0.05)
-	return True
+alive = fakerepo.alive
 
 
 class RunCase(unittest.TestCase):
