@@ -92,6 +92,7 @@ static void shmem_seq_read_throughput(struct kunit *test)
 	u8 *chunk;
 	u64 ns;
 
+	bench_env(test);
 	chunk = kunit_kmalloc(test, SZ_1M, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, chunk);
 	memset(chunk, 0x5a, SZ_1M);

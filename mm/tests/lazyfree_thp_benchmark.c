@@ -106,6 +106,7 @@ static void lazyfree_thp_reclaim_time(struct kunit *test)
 	unsigned int round, s;
 	char config[80];
 
+	bench_env(test);
 	KUNIT_ASSERT_EQ(test, kunit_attach_mm(), 0);
 	for (round = 1; round <= BENCH_ROUNDS; round++) {
 		for (s = 0; s < NR_STATES; s++) {

@@ -195,6 +195,7 @@ static void pread16_base(struct kunit *test)
 	struct file *files[NR_FS];
 	unsigned int round, fs;
 
+	bench_env(test);
 	for (fs = 0; fs < NR_FS; fs++)
 		files[fs] = make_file(test, fs);
 	for (round = 1; round <= BENCH_ROUNDS; round++)
@@ -235,6 +236,7 @@ static void pread16_lockless(struct kunit *test)
 	struct file *files[NR_FS];
 	unsigned int round, fs;
 
+	bench_env(test);
 	if (!lr_switch_exists(test))
 		kunit_skip(test,
 			   "no lockless_page_cache_read switch: rcu-free patch 18 not applied");
