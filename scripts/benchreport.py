@@ -50,6 +50,25 @@ with a dashed linear-scaling line from that line's smallest thread count, one
 subplot per combination of the other keys; any other bench as grouped bars
 with min-max error bars.  One PNG per bench.
 
+BENCHENV line (the environment of a boot)
+=========================================
+Each benchmark case prints, before its BENCH lines,
+
+    # BENCHENV vcpus=2 preempt=VOLUNTARY thp=always accel=tcg exact=yes variant=series
+
+key=value tokens like BENCH's: what the guest knows (vcpus, preempt, thp)
+and what the runner passed on the kernel command line (accel, exact,
+variant).  The keys of a log's BENCHENV lines must agree; a log without one
+(older kernels, stock kunit.py) has an empty environment.  Every table names
+the environment of its logs ("environment: ..."), the JSON has it per log
+("envs") and per side ("env").  With exact=yes (QEMU -icount shift=0: 1 ns
+of guest time is one instruction executed) the units say so: "ms" becomes
+"ms icount (1e6 insns)", "MiB/s" "MiB/s icount (per 1e9 insns)".  compare
+refuses an exact side against one that is not.  With two or more logs of one
+kernel (inboot, or a compare side) the report prints how far apart the boots'
+medians of each configuration are ("boots agree": largest difference, and
+whether every one is within 0.5 %).
+
 Skipped cases are listed with their reason, failed or crashed ones too.  Exit
 status: 0 done (also when every case of a log skipped and printed no BENCH
 line), 1 a case failed or crashed (the report is still printed), 2 bad input:
@@ -70,6 +89,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_KUNIT_DIR = os.path.join(REPO, 'build', 'tree', 'tools', 'testing', 'kunit')
 REQUIRED = ('bench', 'variant', 'round', 'value', 'unit')
 BENCH_RE = re.compile(r'^\s*#\s+(?:\S+:\s+)?BENCH\s+(.*)$')
+ENV_RE = re.compile(r'^\s*#\s+(?:\S+:\s+)?BENCHENV\s+(.*)$')
+# Boots of one kernel whose medians differ by more than this do not "agree".
+AGREE_PCT = 0.5
+# Exact mode (-icount shift=0): a guest nanosecond is one instruction.
+ICOUNT_UNITS = {'ns': 'ns icount (insns)', 'us': 'us icount (1e3 insns)',
+		'ms': 'ms icount (1e6 insns)', 's': 's icount (1e9 insns)'}
 # kunit_parser's TestStatus names, as the report words them.
 STATUS = {'SUCCESS': 'passed', 'SKIPPED': 'skipped', 'FAILURE': 'failed',
 	  'TEST_CRASHED': 'has no result line (guest stopped?)', 'NO_TESTS': 'ran no test'}
@@ -136,13 +161,39 @@ def parse_bench(text: str, where: str) -> Tuple[str, Dict[str, str], str, int, f
 	return kv['bench'], config, kv['variant'], rnd, value, kv['unit']
 
 
+def parse_env(text: str, where: str) -> Dict[str, str]:
+	"""The key=value tokens after BENCHENV."""
+	env: Dict[str, str] = {}
+	for tok in text.split():
+		key, eq, val = tok.partition('=')
+		if not key or not eq or not val:
+			raise Error(f'{where}: BENCHENV token "{tok}" is not key=value')
+		env[key] = val
+	return env
+
+
+def exact_unit(unit: str) -> str:
+	"""@unit as exact mode makes it: guest time counts instructions."""
+	if unit in ICOUNT_UNITS:
+		return ICOUNT_UNITS[unit]
+	if unit.endswith('/s'):
+		return f'{unit} icount (per 1e9 insns)'
+	return unit
+
+
+def env_text(env: Dict[str, str]) -> str:
+	return ' '.join(f'{k}={v}' for k, v in env.items()) or 'not given (no BENCHENV line)'
+
+
 def case_name(name: str) -> str:
 	"""suite.case of a test's dotted path (suite and case names have no dot)."""
 	return '.'.join(name.split('.')[:2])
 
 
-def read_log(path: str, kp, printer) -> Tuple[List[Sample], List[Tuple[str, str, str]]]:
-	"""BENCH samples of one log, and (case, status, skip reason) of its leaf cases."""
+def read_log(path: str, kp, printer) -> Tuple[List[Sample], List[Tuple[str, str, str]],
+					      Dict[str, str]]:
+	"""BENCH samples of one log, (case, status, skip reason) of its leaf
+	cases, and its environment (the BENCHENV lines, which must agree)."""
 	try:
 		with open(path, errors='replace') as f:
 			lines = f.readlines()
@@ -162,9 +213,21 @@ def read_log(path: str, kp, printer) -> Tuple[List[Sample], List[Tuple[str, str,
 		raise Error(f'{path}: no KTAP output (no "KTAP version" line): not a KUnit guest log')
 	samples: List[Sample] = []
 	cases: List[Tuple[str, str, str]] = []
+	env: Dict[str, str] = {}
+	env_at: Dict[str, int] = {}
 
 	def walk(test, name: str) -> None:
 		for text in test.log:
+			e = ENV_RE.match(text)
+			if e:
+				nums = numbers.get(text)
+				line = nums[0] if nums else 0
+				for k, v in parse_env(e.group(1), f'{path}:{line}').items():
+					if env.setdefault(k, v) != v:
+						raise Error(f'{path}:{line}: BENCHENV {k}={v} differs from '
+							    f'{k}={env[k]} (line {env_at[k]}) in the same boot')
+					env_at.setdefault(k, line)
+				continue
 			m = BENCH_RE.match(text)
 			if not m:
 				continue
@@ -183,7 +246,9 @@ def read_log(path: str, kp, printer) -> Tuple[List[Sample], List[Tuple[str, str,
 	if not samples and not (cases and all(c[1] == 'SKIPPED' for c in cases)):
 		ran = ', '.join(f'{c} {STATUS.get(s, s)}' for c, s, _ in cases[:4]) + (', ...' if len(cases) > 4 else '')
 		raise Error(f'{path}: no BENCH line in the KTAP output (cases: {ran or "none"})')
-	return samples, cases
+	if env.get('exact') == 'yes':
+		samples = [replace(s, unit=exact_unit(s.unit)) for s in samples]
+	return samples, cases, env
 
 
 def describe(bench: str, config: Dict[str, str], variant: str) -> str:
@@ -226,11 +291,13 @@ def check_units(samples: List[Sample]) -> None:
 				    f'({f.log}:{f.line}) for the same bench and configuration')
 
 
-def load_side(paths: List[str], side: str, kp, printer) -> Tuple[List[Sample], List[Dict]]:
+def load_side(paths: List[str], side: str, kp, printer,
+	      envs: Dict[str, Dict[str, str]]) -> Tuple[List[Sample], List[Dict]]:
+	"""Samples and cases of @paths; each log's environment goes to @envs."""
 	samples: List[Sample] = []
 	cases: List[Dict] = []
 	for path in paths:
-		got, leafs = read_log(path, kp, printer)
+		got, leafs, envs[path] = read_log(path, kp, printer)
 		check_rounds(path, got, {case_name(c): st for c, st, _ in leafs
 					 if st not in ('SUCCESS', 'SKIPPED')})
 		for s in got:
@@ -238,6 +305,51 @@ def load_side(paths: List[str], side: str, kp, printer) -> Tuple[List[Sample], L
 		samples += got
 		cases += [{'log': path, 'case': c, 'status': st, 'reason': r} for c, st, r in leafs]
 	return samples, cases
+
+
+def side_env(paths: List[str], envs: Dict[str, Dict[str, str]]) -> Dict[str, str]:
+	"""The environment of the logs of one kernel: each key's value, or its
+	values joined by "|" where the logs differ ("?" for a log without it)."""
+	keys = list(dict.fromkeys(k for p in paths for k in envs[p]))
+	return {k: '|'.join(dict.fromkeys(envs[p].get(k, '?') for p in paths)) for k in keys}
+
+
+def boot_agreement(samples: List[Sample], paths: List[str]) -> Optional[Dict]:
+	"""How far apart the boots' medians of every bench, configuration and
+	variant are: (max - min) / min of the per-log medians, in %.  None for
+	a single log."""
+	if len(paths) < 2:
+		return None
+	per: Dict[Tuple, Dict[str, List[float]]] = {}
+	first: Dict[Tuple, Sample] = {}
+	for s in samples:
+		key = (s.bench, s.ckey(), s.variant)
+		first.setdefault(key, s)
+		per.setdefault(key, {}).setdefault(s.log, []).append(s.value)
+	rows = []
+	for key, logs in per.items():
+		meds = [statistics.median(logs[p]) for p in paths if p in logs]
+		lo, hi = min(meds), max(meds)
+		spread = (hi - lo) / abs(lo) * 100 if lo else (0.0 if hi == lo else math.inf)
+		f = first[key]
+		rows.append({'bench': f.bench, 'config': f.config, 'variant': f.variant,
+			     'medians': meds, 'spread_pct': spread})
+	if not rows:
+		return None
+	worst = max(rows, key=lambda r: r['spread_pct'])
+	return {'boots': len(paths), 'limit_pct': AGREE_PCT, 'configurations': len(rows),
+		'max_spread_pct': worst['spread_pct'],
+		'worst': describe(worst['bench'], worst['config'], worst['variant']),
+		'within_limit': all(r['spread_pct'] <= AGREE_PCT for r in rows), 'rows': rows}
+
+
+def print_agreement(agree: Optional[Dict], label: str = '') -> None:
+	if not agree:
+		return
+	print(f'\n{label}boots agree: {agree["boots"]} boots, {agree["configurations"]} '
+	      f'configurations; largest difference of medians {agree["max_spread_pct"]:.3f}% '
+	      f'({agree["worst"]}); every configuration within {agree["limit_pct"]}%: '
+	      f'{"yes" if agree["within_limit"] else "NO"}')
 
 
 def group(samples: List[Sample]) -> Dict[str, Dict]:
@@ -310,8 +422,11 @@ Report = Tuple[Dict, List[Sample], List[Dict], List[Tuple], int]
 
 def inboot(args, kp, printer) -> Report:
 	"""Print one table per bench: the variants of one kernel side by side."""
-	samples, cases = load_side(args.logs, '', kp, printer)
+	envs: Dict[str, Dict[str, str]] = {}
+	samples, cases = load_side(args.logs, '', kp, printer, envs)
 	check_units(samples)
+	env = side_env(args.logs, envs)
+	print(f'environment: {env_text(env)}')
 	results = []
 	for bench, b in group(samples).items():
 		base = b['variants'][0]
@@ -337,9 +452,12 @@ def inboot(args, kp, printer) -> Report:
 		print(table(rows, 'l' * (len(b['keys']) + 1) + 'rrrrrr'))
 	if not samples:
 		print('no BENCH line: every benchmark case skipped')
+	agree = boot_agreement(samples, args.logs)
+	print_agreement(agree)
 	failed = report_cases(cases, len(args.logs))
 	points = [(r['bench'], r['config'], r['variant'], r) for r in results]
-	out = {'mode': 'inboot', 'logs': args.logs, 'results': results}
+	out = {'mode': 'inboot', 'logs': args.logs, 'env': env, 'envs': envs,
+	       'boot_agreement': agree, 'results': results}
 	return out, samples, cases, points, failed
 
 
@@ -368,8 +486,18 @@ def normalize(samples: List[Sample], ref: str) -> List[Sample]:
 
 def compare(args, kp, printer) -> Report:
 	"""Print one LKP-style table per bench: base logs against new logs."""
-	base, base_cases = load_side(args.base, 'base', kp, printer)
-	new, new_cases = load_side(args.new, 'new', kp, printer)
+	envs: Dict[str, Dict[str, str]] = {}
+	base, base_cases = load_side(args.base, 'base', kp, printer, envs)
+	new, new_cases = load_side(args.new, 'new', kp, printer, envs)
+	env = {'base': side_env(args.base, envs), 'new': side_env(args.new, envs)}
+	exact = {side: e.get('exact', '?') for side, e in env.items()}
+	if 'yes' in exact.values() and exact['base'] != exact['new']:
+		raise Error(f'base logs have exact={exact["base"]}, new logs exact={exact["new"]}: '
+			    'instruction counts (exact mode) and wall time do not compare')
+	for side in ('base', 'new'):
+		print(f'{side} environment: {env_text(env[side])}')
+	agree = {side: boot_agreement(smp, paths) for side, smp, paths in
+		 (('base', base, args.base), ('new', new, args.new))}
 	if args.ref:
 		base, new = normalize(base, args.ref), normalize(new, args.ref)
 		print(f'values of bench {args.ref.split()[0].split("=", 1)[1]} are ratios to the median of '
@@ -415,8 +543,11 @@ def compare(args, kp, printer) -> Report:
 	for n in not_compared:
 		print(f'not compared: {describe(n["bench"], n["config"], n["variant"])}: '
 		      f'{n["case"]} skipped on {n["missing"]}: {n["reason"]}')
+	for side in ('base', 'new'):
+		print_agreement(agree[side], f'{side}: ')
 	failed = report_cases(base_cases + new_cases, len(args.base) + len(args.new))
 	out = {'mode': 'compare', 'base_logs': args.base, 'new_logs': args.new,
+	       'env': env, 'envs': envs, 'boot_agreement': agree,
 	       'results': results, 'not_compared': not_compared}
 	return out, base + new, base_cases + new_cases, points, failed
 

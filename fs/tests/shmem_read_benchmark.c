@@ -7,9 +7,21 @@
  * does), for 4 KiB, 64 KiB and 1 MiB blocks, huge=never and huge=always,
  * and written, fallocated and hole files.
  *
- * The comparison is between kernels (with and without shmem-batch), so
- * every line has variant=-; run it with make bench-compare.  Rounds are
- * interleaved over the configurations so drift spreads evenly.
+ * shmem_seq_read_throughput measures shmem's own read path: on a kernel
+ * with the rcu-free series' lockless_page_cache_read switch it runs with
+ * the switch off (and fails if a read was copied without references
+ * anyway), so that a written file's folios, which become hot and get
+ * PG_rcu_free after two passes, are still read by shmem_file_read_iter()'s
+ * loop.  Its comparison is between kernels (with and without shmem-batch),
+ * so every line has variant=-; run it with make bench-compare.
+ *
+ * shmem_seq_read_lockless reads the same files with the switch on
+ * (variant=lockless) and reports, per sample, the MiB that were copied
+ * without folio references (bench=shmem_seq_read_lockless_mib); it skips
+ * on kernels without the switch.
+ *
+ * Rounds are interleaved over the configurations so drift spreads
+ * evenly; round 0, a warm-up, is not reported.
  */
 
 #include <kunit/test.h>
@@ -21,6 +33,8 @@
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
+#include "../../mm/internal.h"
+#include "../../mm/tests/lockless_read.h"
 #include "../../mm/tests/mm_test_util.h"
 #include "../../mm/tests/mm_bench.h"
 
@@ -79,19 +93,49 @@ static u64 read_file(struct kunit *test, struct file *file,
 	return ktime_get_ns() - t0;
 }
 
+/* Bytes copied without folio references so far; 0 without rcu-free. */
+static u64 lockless_bytes(void)
+{
+#ifdef filemap_read_rcu_can_copy
+	struct filemap_read_rcu_stat s;
+
+	filemap_read_rcu_stat(&s);
+	return s.bytes;
+#else
+	return 0;
+#endif
+}
+
+static void lr_switch_on(void *test)
+{
+	lr_switch(test, true);
+}
+
 /*
  * MiB/s of sequential reads for every block size, huge= mode and layout;
- * BENCH_ROUNDS rounds each.
+ * BENCH_ROUNDS rounds each after a warm-up.  With @variant "lockless" the
+ * lockless_page_cache_read switch is on and the MiB copied without
+ * references are reported per sample; otherwise it is off, where it exists,
+ * and no byte may be copied that way.
  */
-static void shmem_seq_read_throughput(struct kunit *test)
+static void read_bench(struct kunit *test, const char *variant)
 {
 	struct file *files[ARRAY_SIZE(huge_opt)][NR_LAYOUTS];
+	bool lockless = !strcmp(variant, "lockless");
 	unsigned int h, l, b, round;
 	unsigned long ubuf;
-	char config[96];
+	char config[64], line[96];
+	u64 ns, bytes;
 	u8 *chunk;
-	u64 ns;
 
+	bench_env(test);
+	if (lr_switch_exists(test)) {
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lr_switch_on,
+								test), 0);
+		lr_switch(test, lockless);
+	} else if (lockless) {
+		kunit_skip(test, "no lockless_page_cache_read switch (rcu-free patch 18)");
+	}
 	chunk = kunit_kmalloc(test, SZ_1M, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, chunk);
 	memset(chunk, 0x5a, SZ_1M);
@@ -107,30 +151,60 @@ static void shmem_seq_read_throughput(struct kunit *test)
 			files[h][l] = make_file(test, mnt, l, chunk);
 	}
 
-	for (round = 1; round <= BENCH_ROUNDS; round++) {
+	for (round = 0; round <= BENCH_ROUNDS; round++) {
 		for (h = 0; h < ARRAY_SIZE(huge_opt); h++) {
 			for (l = 0; l < NR_LAYOUTS; l++) {
 				for (b = 0; b < ARRAY_SIZE(block_sizes); b++) {
+					bytes = lockless_bytes();
 					ns = read_file(test, files[h][l], ubuf,
 						       block_sizes[b]);
 					if (!ns)
 						return;
+					bytes = lockless_bytes() - bytes;
+					cond_resched();
+					if (!lockless)
+						KUNIT_EXPECT_EQ_MSG(test, bytes, 0ULL,
+								    "switch off, yet %llu bytes read without references (huge=%s layout=%s bs=%zu)",
+								    bytes, huge_opt[h],
+								    layout_name[l],
+								    block_sizes[b]);
+					if (!round)
+						continue;	/* warm-up */
 					snprintf(config, sizeof(config),
-						 "bench=shmem_seq_read huge=%s layout=%s bs=%zu",
+						 "huge=%s layout=%s bs=%zu",
 						 huge_opt[h], layout_name[l],
 						 block_sizes[b]);
-					bench_line(test, config, "-", round,
+					snprintf(line, sizeof(line),
+						 "bench=shmem_seq_read %s", config);
+					bench_line(test, line, variant, round,
 						   bench_rate_milli(SAMPLE_BYTES, ns, SZ_1M),
 						   "MiB/s");
-					cond_resched();
+					if (!lockless)
+						continue;
+					snprintf(line, sizeof(line),
+						 "bench=shmem_seq_read_lockless_mib %s",
+						 config);
+					bench_line(test, line, variant, round,
+						   div_u64(bytes * 1000, SZ_1M), "MiB");
 				}
 			}
 		}
 	}
 }
 
+static void shmem_seq_read_throughput(struct kunit *test)
+{
+	read_bench(test, "-");
+}
+
+static void shmem_seq_read_lockless(struct kunit *test)
+{
+	read_bench(test, "lockless");
+}
+
 static struct kunit_case shmem_read_benchmark_cases[] = {
 	KUNIT_CASE_SLOW(shmem_seq_read_throughput),
+	KUNIT_CASE_SLOW(shmem_seq_read_lockless),
 	{}
 };
 

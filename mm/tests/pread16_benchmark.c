@@ -4,18 +4,28 @@
  * kernel: the workload behind the rcu-free series (tmpfs 1.5-1.9 M reads/s
  * at 64 threads before, 68-70 M after; ext4 17 -> 70 M).
  *
- * One kthread per CPU (1 .. nr_online_cpus threads, each bound to its own
- * CPU) reads 16 bytes at a fixed offset through the real read path
- * (kernel_read()) for a fixed time; the total reads per second is one
- * sample.  Modes: each thread its own struct file on one inode
+ * One kthread per CPU (1, 2, 4, ... threads up to nr_online_cpus, each
+ * bound to its own CPU) reads 16 bytes at a fixed offset through the real
+ * read path (kernel_read()) for about RUN_NS; the sum of each thread's
+ * reads over its own measured time is one sample.  The threads wait for
+ * the start with cond_resched() as well as cpu_relax(), so a thread that
+ * shares a CPU with the test's kthread cannot keep it from starting them
+ * on a kernel without preemption.  (A sleeping start, a completion, was
+ * tried: under QEMU's exact mode the idle second vCPU then answered late,
+ * with RCU stall warnings in every round.)  Round 0, a warm-up, is not
+ * reported.  Modes:
+ * each thread its own struct file on one inode
  * (own-file), one struct file shared by all (shared-file), and each
  * thread its own page of the file (own-page).  File systems: tmpfs
  * (shmem_file_read_iter()) and ramfs (filemap_read()).
  *
- * pread16_base measures the kernel as built (variant=base), for
- * make bench-compare.  pread16_lockless alternates the rcu-free series'
- * lockless_page_cache_read switch off and on in the same boot; it skips
- * while that switch does not exist (rcu-free part 2 not applied).
+ * pread16_base measures the kernel as built (variant=-, the switch as
+ * the kernel left it), for make bench-compare.  pread16_lockless
+ * alternates the rcu-free series' lockless_page_cache_read switch off
+ * (variant=refs: every read takes a folio reference) and on
+ * (variant=lockless) in the same boot; it skips while that switch does
+ * not exist (rcu-free part 2 not applied).  Each side has its own name,
+ * so that both cases can run in one boot.
  */
 
 #include <kunit/test.h>
@@ -48,6 +58,7 @@ struct pread_run {
 	struct file *files[MAX_THREADS];
 	loff_t offsets[MAX_THREADS];
 	u64 reads[MAX_THREADS];
+	u64 elapsed_ns[MAX_THREADS];
 	atomic_t ready;
 	atomic_t go;
 	atomic_t errors;
@@ -64,13 +75,20 @@ static int pread_fn(void *arg)
 	struct pread_thread *t = arg;
 	struct pread_run *run = t->run;
 	struct file *file = run->files[t->id];
-	u64 n = 0, deadline;
+	u64 n = 0, t0, deadline;
 	char buf[16];
 
 	atomic_inc(&run->ready);
-	while (!atomic_read_acquire(&run->go))
+	/*
+	 * cond_resched() lets the starter run on this CPU without preemption;
+	 * cpu_relax() (PAUSE) is what makes QEMU's TCG move to another vCPU.
+	 */
+	while (!atomic_read_acquire(&run->go)) {
 		cpu_relax();
-	deadline = ktime_get_ns() + RUN_NS;
+		cond_resched();
+	}
+	t0 = ktime_get_ns();
+	deadline = t0 + RUN_NS;
 	do {
 		unsigned int i;
 
@@ -87,6 +105,7 @@ static int pread_fn(void *arg)
 		cond_resched();
 	} while (ktime_get_ns() < deadline);
 out:
+	run->elapsed_ns[t->id] = ktime_get_ns() - t0;
 	run->reads[t->id] = n;
 	complete(&run->done[t->id]);
 	return 0;
@@ -109,7 +128,7 @@ static u64 pread_sample(struct kunit *test, struct file *file, enum mode mode,
 	struct task_struct *tasks[MAX_THREADS];
 	struct pread_thread threads[MAX_THREADS];
 	struct pread_run *run;
-	u64 total = 0;
+	u64 rate = 0;
 	unsigned int i, cpu = 0;
 
 	run = kzalloc_obj(*run, GFP_KERNEL);
@@ -152,7 +171,9 @@ static u64 pread_sample(struct kunit *test, struct file *file, enum mode mode,
 	atomic_set_release(&run->go, 1);
 	for (i = 0; i < nr; i++) {
 		wait_for_completion(&run->done[i]);
-		total += run->reads[i];
+		/* reads per second over the time this thread measured */
+		rate += div64_u64(run->reads[i] * NSEC_PER_SEC,
+				  max_t(u64, run->elapsed_ns[i], 1));
 	}
 	if (atomic_read(&run->errors))
 		KUNIT_FAIL(test, "%d threads saw a short read",
@@ -162,7 +183,7 @@ out:
 		if (mode == OWN_FILE)
 			fput(run->files[i]);
 	kfree(run);
-	return div64_u64(total * NSEC_PER_SEC, RUN_NS);
+	return rate;
 }
 
 static void pread16_measure(struct kunit *test, const char *variant,
@@ -176,8 +197,12 @@ static void pread16_measure(struct kunit *test, const char *variant,
 
 	for (fs = 0; fs < NR_FS; fs++) {
 		for (mode = 0; mode < NR_MODES; mode++) {
-			for (nr = 1; nr <= cpus; nr++) {
+			/* 1, 2, 4, ... threads, and all CPUs */
+			for (nr = 1; nr <= cpus;
+			     nr = nr < cpus ? min(nr * 2, cpus) : cpus + 1) {
 				rate = pread_sample(test, files[fs], mode, nr);
+				if (!round)
+					continue;	/* warm-up */
 				snprintf(config, sizeof(config),
 					 "bench=pread16 fs=%s mode=%s threads=%u",
 					 fs_name[fs], mode_name[mode], nr);
@@ -189,18 +214,23 @@ static void pread16_measure(struct kunit *test, const char *variant,
 	}
 }
 
-/* M reads/s for 1..nr_cpus threads, every mode and file system. */
+/*
+ * M reads/s for 1..nr_cpus threads, every mode and file system, on the
+ * kernel as built (variant=-).
+ */
 static void pread16_base(struct kunit *test)
 {
 	struct file *files[NR_FS];
 	unsigned int round, fs;
 
+	bench_env(test);
 	for (fs = 0; fs < NR_FS; fs++)
 		files[fs] = make_file(test, fs);
-	for (round = 1; round <= BENCH_ROUNDS; round++)
-		pread16_measure(test, "base", round, files);
+	for (round = 0; round <= BENCH_ROUNDS; round++)
+		pread16_measure(test, "-", round, files);
 }
 
+#ifdef filemap_read_rcu_can_copy
 /*
  * Read every page of @file, in turn, @passes times: each read enters a
  * folio, so the folios become hot and get PG_rcu_free.
@@ -222,9 +252,10 @@ static void pread16_warm(struct kunit *test, struct file *file,
 		lru_add_drain_all();
 	}
 }
+#endif
 
 /*
- * The same with lockless_page_cache_read off (base) and on (lockless),
+ * The same with lockless_page_cache_read off (refs) and on (lockless),
  * alternated round by round in this boot.  Fails if the lockless rounds
  * copied nothing without a reference.
  */
@@ -235,6 +266,7 @@ static void pread16_lockless(struct kunit *test)
 	struct file *files[NR_FS];
 	unsigned int round, fs;
 
+	bench_env(test);
 	if (!lr_switch_exists(test))
 		kunit_skip(test,
 			   "no lockless_page_cache_read switch: rcu-free patch 18 not applied");
@@ -243,9 +275,9 @@ static void pread16_lockless(struct kunit *test)
 		pread16_warm(test, files[fs], 8);
 	}
 	filemap_read_rcu_stat(&s0);
-	for (round = 1; round <= BENCH_ROUNDS; round++) {
+	for (round = 0; round <= BENCH_ROUNDS; round++) {
 		lr_switch(test, false);
-		pread16_measure(test, "base", round, files);
+		pread16_measure(test, "refs", round, files);
 		lr_switch(test, true);
 		pread16_measure(test, "lockless", round, files);
 	}

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from . import deps, judge, kernel, proc, report, stages, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
@@ -271,13 +271,39 @@ BENCH_GLOB = '*_benchmark*'
 BENCHREPORT = os.path.join(REPO, 'scripts', 'benchreport.py')
 
 
+def bench_mode() -> Dict[str, str]:
+	"""The accelerator of the benchmark boots, and whether they run in
+	exact mode: single-threaded TCG with "-icount shift=0,sleep=off", the
+	default where KVM is not usable (MMKUNIT_EXACT=0 turns it off).  Sets
+	MMKUNIT_EXACT for the QEMU wrapper and says which mode it is."""
+	accel = kernel.load_qemu_config().choose_accel()
+	exact = accel != 'kvm' and os.environ.get('MMKUNIT_EXACT', '1') != '0'
+	os.environ['MMKUNIT_EXACT'] = '1' if exact else '0'
+	if exact:
+		info('bench: exact mode: QEMU single-threaded TCG with -icount shift=0,sleep=off '
+		     '(KVM is not usable here); guest time is instructions executed (1 ns = 1 '
+		     'instruction), the same in every boot; MMKUNIT_EXACT=0 for wall time under '
+		     'multi-threaded TCG')
+	elif accel == 'kvm':
+		info('bench: KVM: wall time')
+	else:
+		info('bench: multi-threaded TCG (MMKUNIT_EXACT=0): wall time, moves by up to '
+		     '±20 % between boots')
+	return {'accel': accel, 'exact': 'yes' if exact else 'no'}
+
+
 def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
-	       jobs: int, timeout: int, glob: str = '') -> str:
-	"""Boot @variant's kernel for the benchmark suites; keep its guest log."""
+	       jobs: int, timeout: int, glob: str = '',
+	       mode: Optional[Dict[str, str]] = None) -> str:
+	"""Boot @variant's kernel for the benchmark suites; keep its guest log.
+	@mode (bench_mode()) and the variant reach the benchmarks' BENCHENV
+	line as mm_bench.* kernel parameters."""
 	name = variant.replace(':', '-')
+	env = dict(mode or {}, variant=variant)
 	st = stages.run_variant(variant, jobs=jobs, timeout=timeout or 1800,
 				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build,
-				name=name, build_name=name)
+				name=name, build_name=name,
+				kernel_args=[f'mm_bench.{k}={v}' for k, v in env.items()])
 	if st.error:
 		raise Error(st.error)
 	src = os.path.join(REPO, st.out_dir, 'test.log')
@@ -310,8 +336,10 @@ def cmd_bench(args) -> int:
 	"""The benchmark suites on one kernel, in-boot comparisons side by side."""
 	tree.variant_patches(args.variant)		# reject a bad variant early
 	out = bench_dir(args.variant)
+	mode = bench_mode()
 	logs = [bench_boot(args.variant, out, f'{args.variant}-boot{i + 1}', i == 0,
-			   args.jobs, args.timeout, args.filter_glob) for i in range(args.boots)]
+			   args.jobs, args.timeout, args.filter_glob, mode)
+		for i in range(args.boots)]
 	return bench_report(['inboot'] + logs, out)
 
 
@@ -323,10 +351,12 @@ def cmd_bench_compare(args) -> int:
 		raise Error('A and B are the same kernel')
 	out = bench_dir(f'{args.a}-vs-{args.b}')
 	logs: Dict[str, List[str]] = {args.a: [], args.b: []}
-	for i in range(args.boots):
+	mode = bench_mode()
+	boots = args.boots or (1 if mode['exact'] == 'yes' else 3)
+	for i in range(boots):
 		for v in (args.a, args.b):
 			logs[v].append(bench_boot(v, out, f'{v}-boot{i + 1}', i == 0,
-						  args.jobs, args.timeout, args.filter_glob))
+						  args.jobs, args.timeout, args.filter_glob, mode))
 	ref = ['--ref', args.ref] if args.ref else []
 	return bench_report(['compare', '--base'] + logs[args.a] + ['--new'] + logs[args.b] + ref,
 			    out)
@@ -375,7 +405,8 @@ def main(argv: List[str]) -> int:
 	c = sub.add_parser('bench-compare', help='kernels A and B alternately')
 	c.add_argument('a', help='base kernel: pristine, series, upto:N, before:GROUP, upto:GROUP')
 	c.add_argument('b', help='new kernel, same forms')
-	c.add_argument('--boots', type=int, default=3, help='boots of each kernel')
+	c.add_argument('--boots', type=int, default=0,
+		       help='boots of each kernel (default 1 in exact mode, else 3)')
 	c.add_argument('--ref', default='', help="benchreport's --ref: a configuration the change "
 		       'does not touch, as the in-boot reference')
 	c.set_defaults(fn=cmd_bench_compare)

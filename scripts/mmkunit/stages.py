@@ -34,14 +34,17 @@ def guest_timeout(timeout: int, debug: bool) -> int:
 def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int = 0,
 		filter_glob: str = '', with_slow: bool = False,
 		kunitconfigs: Optional[List[str]] = None, build: bool = True,
-		name: str = '', build_name: str = '', slow_only: bool = False) -> Stage:
+		name: str = '', build_name: str = '', slow_only: bool = False,
+		kernel_args: Optional[List[str]] = None) -> Stage:
 	"""Assemble, build and boot one variant; its verdicts as a Stage.
 
 	The stage's files (mmkunit.log, test.log, results.json) go to
 	build/out/NAME (NAME defaults to the variant).  With build=False the
 	kernel built earlier in build/out/BUILD_NAME is only booted again
 	(the races stage of make test, bench-compare's later boots).
-	with_slow keeps KUNIT_CASE_SLOW cases; slow_only runs only them."""
+	with_slow keeps KUNIT_CASE_SLOW cases; slow_only runs only them.
+	@kernel_args go to the guest's command line (the benchmarks'
+	mm_bench.* parameters)."""
 	sfx = '-debug' if debug else ''
 	name = (name or variant.replace(':', '-')) + sfx
 	build_dir = out_dir(build_name + sfx if build_name else name)
@@ -49,7 +52,8 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 	t0 = time.monotonic()
 	try:
 		_run_variant(stage, variant, debug, jobs, timeout, filter_glob,
-			     'only' if slow_only else with_slow, kunitconfigs, build, build_dir)
+			     'only' if slow_only else with_slow, kunitconfigs, build, build_dir,
+			     kernel_args or [])
 	except (Error, OSError) as e:
 		# An OSError (a full disk) is one line and this stage's error
 		stage.error = str(e) if isinstance(e, Error) else \
@@ -61,7 +65,7 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 
 def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: int,
 		 filter_glob: str, with_slow, kunitconfigs: Optional[List[str]],
-		 build: bool, build_dir: str) -> None:
+		 build: bool, build_dir: str, kernel_args: List[str]) -> None:
 	name = stage.name
 	groups = tree.variant_groups(variant)	# APPLIED= is checked before the long work
 	stage.applied = groups
@@ -96,6 +100,7 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 		if debug:
 			# A page freed early reads as poison (the race suite's oracle)
 			extra.append('--kernel_args=page_poison=1')
+		extra += ['--kernel_args=' + a for a in kernel_args]
 		if with_slow == 'only':
 			extra.append('--filter=speed=slow')
 		elif not with_slow:

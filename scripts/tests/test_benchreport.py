@@ -58,11 +58,11 @@ class Base(unittest.TestCase):
 	def tearDown(self):
 		self._tmp.cleanup()
 
-	def mutate(self, path, fn):
+	def mutate(self, path, fn, prefix='mutated-'):
 		"""A copy of the recorded log at path with fn(list of lines) applied."""
 		with open(path) as f:
 			lines = fn(f.read().splitlines())
-		out = os.path.join(self.tmp, 'mutated-' + os.path.basename(path))
+		out = os.path.join(self.tmp, prefix + os.path.basename(path))
 		with open(out, 'w') as f:
 			f.write('\n'.join(lines) + '\n')
 		return out
@@ -231,6 +231,120 @@ class TestCompare(Base):
 		p = run('compare', '--base', BASE[0], '--new', *new)
 		self.assertBadInput(p, r'bench=pread16 fs=tmpfs threads=2 variant=-: only in the base logs '
 				    r'\(first at .*compare-A-boot1\.log:\d+\)$')
+
+
+ENV = 'vcpus=2 preempt=VOLUNTARY thp=always accel=tcg exact=yes variant=series'
+
+
+def with_env(lines, env=ENV):
+	"""@lines with a BENCHENV line before the first BENCH line of every case
+	(before every BENCH line that does not follow another one)."""
+	out = []
+	for x in lines:
+		if '# BENCH ' in x and not (out and '# BENCH' in out[-1]):
+			out.append(x[:x.index('#')] + '# BENCHENV ' + env)
+		out.append(x)
+	return out
+
+
+class TestEnvironment(Base):
+	# Catches the BENCHENV line not read, or not carried into the table and JSON.
+	def test_env_in_table_and_json(self):
+		log = self.mutate(BOOT1, with_env)
+		d, out = self.json_of('inboot', log)
+		want = dict(t.split('=') for t in ENV.split())
+		self.assertEqual(d['env'], want)
+		self.assertEqual(d['envs'], {log: want})
+		self.assertIn('environment: ' + ENV + '\n', out)
+
+	# Catches exact-mode times shown as wall time: ms of icount time are 1e6 instructions.
+	def test_exact_units(self):
+		d, out = self.json_of('inboot', self.mutate(BOOT1, with_env))
+		on = self.find(d['results'], 'reclaim', 'on', map='pmd')
+		self.assertEqual(on['unit'], 'ms icount (1e6 insns)')
+		pread = self.find(d['results'], 'pread16', 'base', mode='own-file', threads='1')
+		self.assertEqual(pread['unit'], 'Mreads/s icount (per 1e9 insns)')
+		self.assertIn('reclaim (ms icount (1e6 insns); baseline variant off', out)
+		d, _ = self.json_of('inboot', self.mutate(BOOT1, lambda ls: with_env(
+			ls, ENV.replace('exact=yes', 'exact=no')), 'wall-'))
+		self.assertEqual(self.find(d['results'], 'reclaim', 'on', map='pmd')['unit'], 'ms')
+
+	# Catches a log without BENCHENV (older kernels, stock kunit.py) refused or given a made-up one.
+	def test_no_env_line(self):
+		d, out = self.json_of('inboot', BOOT1)
+		self.assertEqual(d['env'], {})
+		self.assertIn('environment: not given (no BENCHENV line)', out)
+
+	# Catches two cases of one boot that disagree about the environment taken silently.
+	def test_env_differs_within_a_boot(self):
+		def two(ls):
+			ls = with_env(ls)
+			i = max(n for n, x in enumerate(ls) if 'BENCHENV' in x)
+			ls[i] = ls[i].replace('vcpus=2', 'vcpus=4')
+			return ls
+		log = self.mutate(BOOT1, two)
+		p = run('inboot', log)
+		self.assertBadInput(p, re.escape(log) + r':\d+: BENCHENV vcpus=4 differs from vcpus=2 '
+				    r'\(line \d+\) in the same boot$')
+
+	# Catches instruction counts compared with wall time.
+	def test_compare_exact_against_wall_time_refused(self):
+		base = self.mutate(BASE[0], lambda ls: with_env(ls, ENV.replace('exact=yes', 'exact=no')))
+		new = [self.mutate(NEW[0], with_env)]
+		p = run('compare', '--base', base, '--new', *new)
+		self.assertBadInput(p, 'base logs have exact=no, new logs exact=yes')
+
+	# Catches the two kernels' environments (their variants) not shown side by side.
+	def test_compare_env_per_side(self):
+		base = self.mutate(BASE[0], lambda ls: with_env(ls, ENV.replace('series', 'pristine')))
+		new = self.mutate(NEW[0], with_env)
+		d, out = self.json_of('compare', '--base', base, '--new', new)
+		self.assertEqual((d['env']['base']['variant'], d['env']['new']['variant']),
+				 ('pristine', 'series'))
+		self.assertIn('base environment: ' + ENV.replace('series', 'pristine') + '\n', out)
+		self.assertIn('new environment: ' + ENV + '\n', out)
+		self.assertEqual(d['results'][0]['base']['unit'], 'Mreads/s icount (per 1e9 insns)')
+
+
+class TestBootAgreement(Base):
+	def boots(self, factor):
+		"""BOOT1 and a copy whose reclaim map=pmd variant=off round 1 (the
+		median, 11 ms) is scaled by @factor."""
+		one = self.mutate(BOOT1, with_env)
+		two = self.mutate(BOOT1, lambda ls: [
+			x.replace('variant=off round=1 value=11.000', f'variant=off round=1 value={11 * factor:.3f}')
+			for x in with_env(ls)], f'scaled-{factor}-')
+		return one, two
+
+	# Catches identical boots reported as differing, or the check not printed.
+	def test_identical_boots_agree(self):
+		d, out = self.json_of('inboot', *self.boots(1.0))
+		a = d['boot_agreement']
+		self.assertEqual((a['boots'], a['max_spread_pct'], a['within_limit']), (2, 0.0, True))
+		self.assertEqual(a['configurations'], 16)
+		self.assertIn('boots agree: 2 boots, 16 configurations; largest difference of medians '
+			      '0.000%', out)
+		self.assertIn('every configuration within 0.5%: yes', out)
+
+	# Catches a 0.6 % difference of one median missed, or the wrong configuration named.
+	def test_a_median_off_by_more_than_the_limit(self):
+		d, out = self.json_of('inboot', *self.boots(1.006))
+		a = d['boot_agreement']
+		self.assertAlmostEqual(a['max_spread_pct'], 0.6, places=2)
+		self.assertFalse(a['within_limit'])
+		self.assertEqual(a['worst'], 'bench=reclaim map=pmd variant=off')
+		self.assertIn('every configuration within 0.5%: NO', out)
+
+	# Catches the limit applied to the rounds instead of the medians: 0.4 % is within.
+	def test_a_median_off_by_less_than_the_limit(self):
+		d, _ = self.json_of('inboot', *self.boots(1.004))
+		self.assertTrue(d['boot_agreement']['within_limit'])
+
+	# Catches a single boot given a verdict it cannot have.
+	def test_one_boot_has_no_verdict(self):
+		d, out = self.json_of('inboot', BOOT1)
+		self.assertIsNone(d['boot_agreement'])
+		self.assertNotIn('boots agree', out)
 
 
 class TestBadInput(Base):

@@ -12,6 +12,11 @@
 # "kunit.py run --qemu_config=<this file>".
 #
 # MMKUNIT_ACCEL=kvm or MMKUNIT_ACCEL=tcg overrides the check.
+#
+# MMKUNIT_EXACT=1 (with TCG) makes the wrapper run single-threaded TCG
+# with "-icount shift=0,sleep=off" instead: exact mode, in which guest
+# time is instructions executed (1 ns each).  The runner's benchmark
+# commands set it where KVM is not usable; see docs/benchmarks.rst.
 
 import os
 
