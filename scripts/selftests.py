@@ -441,6 +441,17 @@ def compare(a: dict, b: dict, flaky: List[dict]) -> List[dict]:
 	for d in diffs:
 		sub = d['subtest'].split(' ', 1)[1] if ' ' in d['subtest'] else d['subtest']
 		d['flaky'] = flaky_entry(flaky, d['test'], sub) if d['kind'] == 'worse' else None
+	# A known flaky subtest that fails can end its test (kselftest's "Bail
+	# out!"): the test's own fail and the subtests after it that did not run
+	# are re-run with the flake, and count unless the re-run has them good.
+	for d in diffs:
+		if not (d['flaky'] and d['subtest'] and d['b'] == FAIL):
+			continue
+		for e in diffs:
+			if (e['test'] == d['test'] and e['kind'] == 'worse' and not e['flaky'] and
+			    (not e['subtest'] or e['b'] == NOT_RUN)):
+				e['flaky'] = dict(d['flaky'], why=f'follows the known flake {d["subtest"]} '
+						  f'in the same run; {d["flaky"]["why"]}')
 	return diffs
 
 

@@ -217,6 +217,20 @@ class TestCompare(unittest.TestCase):
 		d = st.compare(a, b, [])
 		self.assertEqual([(x['subtest'], x['b']) for x in d], [('', 'timeout'), ('2 y', 'not run')])
 
+	def test_a_flake_that_ends_its_test_takes_what_it_stopped_along(self):
+		# khugepaged, series, 2026-12-01: collapse_compound_extreme failed
+		# ("Bail out!"), the subtests after it did not run; the re-run
+		# must judge those too, not count them as regressions
+		a = result('a', [('k', 'pass', [('1', 'x', 'pass'), ('15', 'coll', 'pass'),
+						('18', 'fork', 'pass')], [])])
+		b = result('b', [('k', 'fail', [('1', 'x', 'fail'), ('15', 'coll', 'fail')], [])])
+		flaky = [{'test': 'k', 'subtest': 'coll', 'why': '1 of 2 runs'}]
+		d = {x['subtest']: x for x in st.compare(a, b, flaky)}
+		self.assertEqual(d['15 coll']['flaky']['why'], '1 of 2 runs')
+		self.assertIn('follows the known flake 15 coll', d['']['flaky']['why'])
+		self.assertIn('follows the known flake 15 coll', d['18 fork']['flaky']['why'])
+		self.assertIsNone(d['1 x']['flaky'])  # a failure of its own still counts
+
 
 class TestFiles(unittest.TestCase):
 	def test_the_repo_lists_parse(self):
