@@ -26,7 +26,8 @@
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
 # make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
-# names or categories of tools/testing/selftests/mm-kunit/tests), REUSE=1
+# names or categories of tools/testing/selftests/mm-kunit/tests), SMP=<n>
+# (selftests: the guest's vCPUs, default 2; results in <dir>-smp<n>), REUSE=1
 # (selftests-compare: take a side's results from its last make selftests),
 # FORCE=1 (reassemble build/tree over local changes), NO_WAIT=1 (refuse
 # instead of waiting when another run holds build/), BUILD_TIMEOUT=<s>
@@ -49,7 +50,7 @@ RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=
 ONLY    ?=
 SELFTESTS := $(PYTHON) $(CURDIR)/scripts/selftests.py
-STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(ONLY),--only='$(ONLY)')
+STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(ONLY),--only='$(ONLY)') $(if $(SMP),--smp=$(SMP))
 FROM    ?=
 TO      ?=
 

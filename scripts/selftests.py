@@ -44,6 +44,7 @@ BIN_DIR = os.path.join(BUILD, 'out', 'selftests-bin')
 # share it: the soft-lockup and RCU-stall limits are doubled so that such
 # a wait is not reported as a splat.
 GUEST_MEM_MB = 2048
+GUEST_SMP = 2
 GUEST_CMDLINE = ('console=ttyS0 panic=-1 rdinit=/init numa=fake=2 loglevel=5 '
 		 'watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=120')
 EXT4_MB = 64
@@ -341,6 +342,7 @@ def format_results(res: dict) -> str:
 	out.append('')
 	out.append(f'tests: {c["n_tests"]} ({fmt_counts(c["tests"])}); subtests: {c["n_subtests"]} '
 		   f'({fmt_counts(c["subtests"])}); splats: {c["splats"]}; guest {res["guest_s"]}s'
+		   + f', {res.get("smp", GUEST_SMP)} vCPUs'
 		   + ('' if res['completed'] else '; THE GUEST DID NOT FINISH'))
 	if res.get('config_missing'):
 		out.append('config lines that did not take: ' + ' '.join(res['config_missing']))
@@ -439,6 +441,17 @@ def compare(a: dict, b: dict, flaky: List[dict]) -> List[dict]:
 	for d in diffs:
 		sub = d['subtest'].split(' ', 1)[1] if ' ' in d['subtest'] else d['subtest']
 		d['flaky'] = flaky_entry(flaky, d['test'], sub) if d['kind'] == 'worse' else None
+	# A known flaky subtest that fails can end its test (kselftest's "Bail
+	# out!"): the test's own fail and the subtests after it that did not run
+	# are re-run with the flake, and count unless the re-run has them good.
+	for d in diffs:
+		if not (d['flaky'] and d['subtest'] and d['b'] == FAIL):
+			continue
+		for e in diffs:
+			if (e['test'] == d['test'] and e['kind'] == 'worse' and not e['flaky'] and
+			    (not e['subtest'] or e['b'] == NOT_RUN)):
+				e['flaky'] = dict(d['flaky'], why=f'follows the known flake {d["subtest"]} '
+						  f'in the same run; {d["flaky"]["why"]}')
 	return diffs
 
 
@@ -464,7 +477,7 @@ def format_compare(a: dict, b: dict, diffs: List[dict], elapsed: float) -> str:
 		c = counts(r)
 		out.append(f'{side} {r["variant"]}: tests {c["n_tests"]} ({fmt_counts(c["tests"])}); '
 			   f'subtests {c["n_subtests"]} ({fmt_counts(c["subtests"])}); '
-			   f'splats {c["splats"]}; guest {r["guest_s"]}s')
+			   f'splats {c["splats"]}; guest {r["guest_s"]}s, {r.get("smp", GUEST_SMP)} vCPUs')
 	out.append('')
 	if not diffs:
 		out.append('no differences')
@@ -710,19 +723,23 @@ def make_initramfs(bins: str, tests: List[dict], work: str) -> str:
 				      os.path.join(work, 'initramfs.cpio'))
 
 
-def boot(kernel_img: str, cpio: str, work: str, hard_timeout: int) -> Tuple[str, bool, float]:
-	"""Boot the guest; return (console text, killed at the hard timeout, secs)."""
-	cmd = kernel.qemu_cmd(kernel_img, cpio, GUEST_CMDLINE, mem_mb=GUEST_MEM_MB)
+def boot(kernel_img: str, cpio: str, work: str, hard_timeout: int,
+	 smp: int = GUEST_SMP) -> Tuple[str, bool, float]:
+	"""Boot the guest with @smp vCPUs; return (console text, killed at the
+	hard timeout, secs)."""
+	cmd = kernel.qemu_cmd(kernel_img, cpio, GUEST_CMDLINE, mem_mb=GUEST_MEM_MB, smp=smp)
 	console = os.path.join(work, 'console.log')
 	r = kernel.boot_initramfs(cmd, console, hard_timeout, nice=10)
 	with open(console, errors='replace') as f:
 		return f.read(), r.timed_out, r.seconds
 
 
-def run_key(kernel: str) -> str:
+def run_key(kernel: str, smp: int = GUEST_SMP) -> str:
 	"""What a run's results depend on besides the list: the kernel file, the
-	binaries and the guest's /init around the tests."""
+	binaries, the guest's /init around the tests and its vCPU count."""
 	h = hashlib.sha256(kernel.encode())
+	if smp != GUEST_SMP:
+		h.update(f'smp={smp}'.encode())
 	h.update(init_script([]).encode())
 	h.update(built_stamp(os.path.dirname(os.path.dirname(os.path.dirname(
 		os.path.dirname(kernel))))).encode())
@@ -733,7 +750,8 @@ def run_key(kernel: str) -> str:
 	return h.hexdigest()
 
 
-def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
+def reusable(variant: str, kernel: str, tests: List[dict],
+	     smp: int = GUEST_SMP) -> Optional[dict]:
 	"""The results of the last make selftests of @variant, when it ran on
 	the same kernel file and binaries and ran each of @tests the same way
 	(name, command, timeout, setup) to its end marker; only @tests are
@@ -744,7 +762,7 @@ def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
 		return None
 	with open(path) as f:
 		old = json.load(f)
-	if old.get('run_key') != run_key(kernel):
+	if old.get('run_key') != run_key(kernel, smp):
 		return None
 	ran = {t['name']: t for t in old.get('list', [])}
 	if any(ran.get(t['name']) != t for t in tests):
@@ -761,17 +779,17 @@ def reusable(variant: str, kernel: str, tests: List[dict]) -> Optional[dict]:
 
 
 def run_tests(variant: str, kernel: str, bins: str, tests: List[dict], out: str,
-	      timeout: int = 0) -> dict:
-	"""Boot @kernel with @tests; parse, write the reports in @out."""
+	      timeout: int = 0, smp: int = GUEST_SMP) -> dict:
+	"""Boot @kernel with @tests on @smp vCPUs; parse, write the reports in @out."""
 	os.makedirs(out, exist_ok=True)
 	cpio = make_initramfs(bins, tests, out)
 	hard = timeout or min(sum(t['timeout'] for t in tests) + BOOT_MARGIN_S, HARD_TIMEOUT_S)
-	info(f'selftests-{variant}: booting {len(tests)} test(s) under QEMU '
+	info(f'selftests-{variant}: booting {len(tests)} test(s) under QEMU, {smp} vCPUs '
 	     f'(hard timeout {hard}s; console {os.path.relpath(out, REPO)}/console.log)')
-	text, killed, secs = boot(kernel, cpio, out, hard)
+	text, killed, secs = boot(kernel, cpio, out, hard, smp)
 	res = parse_console(text, tests, host_timed_out=killed)
 	res.update(variant=variant, kernel=os.path.relpath(kernel, REPO), guest_s=round(secs),
-		   host_timed_out=killed, run_key=run_key(kernel), list=tests)
+		   host_timed_out=killed, run_key=run_key(kernel, smp), list=tests, smp=smp)
 	if not any(t['status'] != NOT_RUN for t in res['tests']):
 		tail = '\n'.join(text.splitlines()[-30:])
 		info(f'selftests-{variant}: no test ran; the console ends with:\n{tail}')
@@ -800,8 +818,8 @@ def cmd_run(args) -> int:
 	bins = build_binaries(args.jobs)
 	kernel, missing, tb = build_kernel(args.variant, args.jobs, build=not args.no_build)
 	out = os.path.abspath(args.out) if args.out else os.path.join(
-		RESULTS, args.variant.replace(':', '-'))
-	res = run_tests(args.variant, kernel, bins, tests, out, args.timeout)
+		RESULTS, args.variant.replace(':', '-') + smp_suffix(args.smp))
+	res = run_tests(args.variant, kernel, bins, tests, out, args.timeout, args.smp)
 	res.update(config_missing=missing, build_s=round(tb))
 	write_reports(res, out)
 	print(format_results(res))
@@ -822,18 +840,19 @@ def cmd_compare(args) -> int:
 	kernels = {}
 	for v in (args.a, args.b):
 		kernels[v] = build_kernel(v, args.jobs, build=not args.no_build)
-	outdir = os.path.join(RESULTS, f'compare-{args.a}-{args.b}'.replace(':', '-'))
+	outdir = os.path.join(RESULTS, f'compare-{args.a}-{args.b}'.replace(':', '-') +
+			      smp_suffix(args.smp))
 	res = {}
 	for v in (args.a, args.b):
 		kernel, missing, tb = kernels[v]
 		out = os.path.join(outdir, v.replace(':', '-'))
-		old = reusable(v, kernel, tests) if args.reuse else None
+		old = reusable(v, kernel, tests, args.smp) if args.reuse else None
 		if old:
 			info(f'selftests-{v}: reusing the results of {old["run_dir"]} (same kernel '
 			     'file, binaries and test list)')
 			res[v] = old
 		else:
-			res[v] = run_tests(v, kernel, bins, tests, out, args.timeout)
+			res[v] = run_tests(v, kernel, bins, tests, out, args.timeout, args.smp)
 			res[v].update(config_missing=missing, build_s=round(tb))
 		write_reports(res[v], out)
 	flaky = read_flaky()
@@ -848,7 +867,7 @@ def cmd_compare(args) -> int:
 			break
 		info(f'selftests: re-running known flakes on {args.b}: {", ".join(pending)}')
 		again = run_tests(args.b, kernels[args.b][0], bins, [by_name[n] for n in pending],
-				  os.path.join(outdir, f'rerun{rnd + 1}'), args.timeout)
+				  os.path.join(outdir, f'rerun{rnd + 1}'), args.timeout, args.smp)
 		for t in again['tests']:
 			for d in diffs:
 				if d['test'] != t['name'] or not d.get('flaky') or d.get('resolved'):
@@ -890,7 +909,7 @@ def load_results(d: str, only: str = '') -> dict:
 		keep = {t['name'] for t in select(tests, only)}
 		res['tests'] = [t for t in res['tests'] if t['name'] in keep]
 	res.update(variant=old['variant'] + f' ({os.path.relpath(d, REPO)})', kernel=old['kernel'],
-		   guest_s=old['guest_s'])
+		   guest_s=old['guest_s'], smp=old.get('smp', GUEST_SMP))
 	return res
 
 
@@ -902,6 +921,23 @@ def cmd_compare_results(args) -> int:
 	print(format_compare(a, b, diffs, 0))
 	regs = [d for d in diffs if d['kind'] == 'worse']
 	return 1 if regs or counts(a)['splats'] + counts(b)['splats'] else 0
+
+
+def smp_suffix(smp: int) -> str:
+	"""What a results directory of a run with another vCPU count than the
+	default ends with, so that it does not replace the default one."""
+	return '' if smp == GUEST_SMP else f'-smp{smp}'
+
+
+def smp_count(v: str) -> int:
+	"""--smp's value: a vCPU count from 1 to 8."""
+	try:
+		n = int(v)
+	except ValueError:
+		raise argparse.ArgumentTypeError(f'not a number: {v!r}')
+	if not 1 <= n <= 8:
+		raise argparse.ArgumentTypeError(f'{n} vCPUs: want 1 to 8')
+	return n
 
 
 def main(argv: List[str]) -> int:
@@ -934,6 +970,8 @@ def main(argv: List[str]) -> int:
 			       help='comma-separated globs of test names or categories')
 		p.add_argument('--test-timeout', type=int, default=0,
 			       help="every test's timeout in seconds instead of the list's")
+		p.add_argument('--smp', type=smp_count, default=GUEST_SMP,
+			       help=f'vCPUs of the guest (default {GUEST_SMP}; migration needs 3)')
 	r.add_argument('--out', default='',
 		       help='results directory (default build/selftests/VARIANT)')
 	for p in (r, c):

@@ -217,6 +217,20 @@ class TestCompare(unittest.TestCase):
 		d = st.compare(a, b, [])
 		self.assertEqual([(x['subtest'], x['b']) for x in d], [('', 'timeout'), ('2 y', 'not run')])
 
+	def test_a_flake_that_ends_its_test_takes_what_it_stopped_along(self):
+		# khugepaged, series, 2026-12-01: collapse_compound_extreme failed
+		# ("Bail out!"), the subtests after it did not run; the re-run
+		# must judge those too, not count them as regressions
+		a = result('a', [('k', 'pass', [('1', 'x', 'pass'), ('15', 'coll', 'pass'),
+						('18', 'fork', 'pass')], [])])
+		b = result('b', [('k', 'fail', [('1', 'x', 'fail'), ('15', 'coll', 'fail')], [])])
+		flaky = [{'test': 'k', 'subtest': 'coll', 'why': '1 of 2 runs'}]
+		d = {x['subtest']: x for x in st.compare(a, b, flaky)}
+		self.assertEqual(d['15 coll']['flaky']['why'], '1 of 2 runs')
+		self.assertIn('follows the known flake 15 coll', d['']['flaky']['why'])
+		self.assertIn('follows the known flake 15 coll', d['18 fork']['flaky']['why'])
+		self.assertIsNone(d['1 x']['flaky'])  # a failure of its own still counts
+
 
 class TestFiles(unittest.TestCase):
 	def test_the_repo_lists_parse(self):
@@ -248,6 +262,42 @@ class TestFiles(unittest.TestCase):
 			self.assertEqual(suite.get('failures'), '2')
 			with open(os.path.join(d, 'results.txt')) as f:
 				self.assertIn('fail', f.read())
+
+
+class TestSmp(unittest.TestCase):
+	# make selftests SMP=3: the vCPU count reaches QEMU's -smp, keeps its
+	# results apart (directory, run key) and shows in the reports
+	def test_smp_reaches_qemu_and_the_results(self):
+		from unittest import mock
+		cmds = []
+
+		def fake_boot(cmd, console, timeout, nice=0):
+			cmds.append(cmd)
+			with open(console, 'w') as f:
+				f.write('@@mm-selftest begin 0 a\nok 1 x\n@@mm-selftest end 0 rc=0 secs=1\n'
+					'@@mm-selftest done\n')
+			return mock.Mock(timed_out=False, seconds=2.0)
+		with tempfile.TemporaryDirectory() as d, \
+		     mock.patch.object(st, 'make_initramfs', return_value=os.path.join(d, 'i.cpio')), \
+		     mock.patch.object(st.kernel, 'load_qemu_config') as qc, \
+		     mock.patch.object(st.kernel, 'boot_initramfs', side_effect=fake_boot):
+			qc.return_value.choose_accel.return_value = 'tcg'
+			r3 = st.run_tests('series', os.path.join(d, 'bzImage'), d, [test('a')], d, 60, 3)
+			r2 = st.run_tests('series', os.path.join(d, 'bzImage'), d, [test('a')], d, 60)
+		self.assertEqual(cmds[0][cmds[0].index('-smp') + 1], '3')
+		self.assertEqual(cmds[1][cmds[1].index('-smp') + 1], str(st.GUEST_SMP))
+		self.assertEqual((r3['smp'], r2['smp']), (3, st.GUEST_SMP))
+		self.assertNotEqual(r3['run_key'], r2['run_key'])
+		self.assertIn('3 vCPUs', st.format_results(r3))
+		self.assertEqual(st.smp_suffix(3), '-smp3')
+		self.assertEqual(st.smp_suffix(st.GUEST_SMP), '')
+
+	def test_smp_option(self):
+		import argparse
+		self.assertEqual(st.smp_count('3'), 3)
+		for bad in ('0', '9', 'x'):
+			with self.assertRaises(argparse.ArgumentTypeError):
+				st.smp_count(bad)
 
 
 if __name__ == '__main__':
