@@ -195,9 +195,7 @@ class FakeRepo:
 
 	def env(self, **kw) -> dict:
 		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(('FAKE_', 'MMKUNIT_', 'FORCE', 'GIT_'))
-		       # run as from a shell, also when make test runs these tests
-		       and k not in ('MAKELEVEL', 'MAKEFLAGS', 'MFLAGS')}
+		       if not k.startswith(('FAKE_', 'MMKUNIT_', 'FORCE', 'GIT_'))}
 		env.update(KDIR=self.kdir, FAKE_CTL=self.ctl, MMKUNIT_NO_INSTALL='1',
 			   MMKUNIT_KUNIT_DIR=os.path.join(self.kdir, 'tools/testing/kunit'),
 			   CCACHE_DIR=os.path.join(self.top, 'ccache'))
