@@ -334,6 +334,20 @@ class TestTreeAndSeries(unittest.TestCase):
 				tree.variant_patches('upto:nosuch')
 
 
+class TestBenchMatrixPrefixes(unittest.TestCase):
+	# Catches bench-matrix measuring other prefixes than asked: FROM..TO
+	# inclusive (default 0..N), STEPS sorted and deduplicated, nonsense refused.
+	def test_prefixes(self):
+		self.assertEqual(cli.matrix_prefixes(23, None, None, ''), list(range(24)))
+		self.assertEqual(cli.matrix_prefixes(23, 20, None, ''), [20, 21, 22, 23])
+		self.assertEqual(cli.matrix_prefixes(23, None, 2, ''), [0, 1, 2])
+		self.assertEqual(cli.matrix_prefixes(23, None, None, '23,0,1,20,1'), [0, 1, 20, 23])
+		for bad in ((23, 3, 3, ''), (23, None, None, '5'), (23, None, None, '0,24'),
+			    (23, None, None, 'a,b'), (23, 0, None, '0,1')):
+			with self.assertRaises(common.Error, msg=bad):
+				cli.matrix_prefixes(*bad)
+
+
 class TestDeps(unittest.TestCase):
 	def test_missing_packages(self):
 		table = [('qemu-system-x86_64', 'qemu-system-x86'), ('gcc', 'gcc'),
