@@ -39,6 +39,7 @@
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/compaction.h>
 #include <linux/gfp.h>
 #include <linux/kthread.h>
 #include <linux/migrate.h>
@@ -47,6 +48,8 @@
 #include <linux/pagemap.h>
 #include <linux/pipe_fs_i.h>
 #include <linux/rcupdate.h>
+#include <linux/shrinker.h>
+#include <linux/sort.h>
 #include <linux/sched/mm.h>
 #include <linux/splice.h>
 #include <linux/swap.h>
@@ -459,6 +462,21 @@ static void rcu_free_drain_decision(struct kunit *test)
 }
 
 /*
+ * Drop the watermark boost that filling @zone may have set (a fallback
+ * that steals a pageblock boosts it by one): kswapd drops it once it has
+ * balanced the zone, and the cases that fill a zone keep kswapd away, so
+ * it would stay and raise the min watermark by a pageblock.
+ */
+static void zone_drop_boost(struct zone *zone)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	zone->watermark_boost = 0;
+	spin_unlock_irqrestore(&zone->lock, flags);
+}
+
+/*
  * Take every page of ZONE_DMA the allocator gives without reserves into
  * @pages, from @n on; with @memalloc, the reserves too.  The new count.
  */
@@ -568,6 +586,178 @@ static void rcu_free_drain_that_cannot_help_ends(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, page);
 	KUNIT_EXPECT_EQ_MSG(test, left, 0, "the waiting pages were not drained");
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+}
+
+/* Pages a batch of the drain streak case queues */
+#define STREAK_BATCH	128
+
+/* A drain streak case: where reclaim reports progress, what must happen */
+struct streak_case {
+	const char *name;
+	/* The reclaim round (from 1) that reports progress; 0: none */
+	int progress_round;
+	int drains;
+};
+
+#ifdef RCU_FREE_MAX_DRAINS
+static const struct streak_case streak_cases[] = {
+	{ "no progress: the streak ends at the bound", 0,
+	  RCU_FREE_MAX_DRAINS },
+	{ "progress after the bound: a new streak", RCU_FREE_MAX_DRAINS + 1,
+	  2 * RCU_FREE_MAX_DRAINS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(streak, streak_cases, name);
+#define DRAIN_STREAK_CASE \
+	KUNIT_CASE_PARAM(rcu_free_drain_streak, streak_gen_params)
+
+/*
+ * What the drain streak case's shrinker works with.  Direct reclaim calls
+ * it, in the allocating task, in every round before the allocator decides
+ * whether to drain: each round after a drain it frees a new batch of even
+ * ZONE_DMA pages flagged (held: they wait), so that every round finds
+ * pages worth draining; in round @progress_round it also frees one page
+ * and reports it reclaimed.
+ */
+struct streak {
+	struct shrinker *shrinker;
+	struct task_struct *task;
+	/* The held ZONE_DMA pages: @nr_even even ones first, then the odd */
+	struct page **pages;
+	int nr, nr_even;
+	struct page *last;	/* first page of the last batch queued */
+	int rounds;		/* batches queued */
+	int progress_round;
+};
+
+static unsigned long streak_count(struct shrinker *shrinker,
+				  struct shrink_control *sc)
+{
+	struct streak *s = shrinker->private_data;
+
+	if (current != s->task)
+		return 0;
+	/* With seeks 0 and batch 1: one scan in every call, at any priority */
+	return 2;
+}
+
+static unsigned long streak_scan(struct shrinker *shrinker,
+				 struct shrink_control *sc)
+{
+	struct streak *s = shrinker->private_data;
+	struct page **batch;
+	int i;
+
+	if (current != s->task)
+		return SHRINK_STOP;
+	/* The last batch still waits: this round has its pages already */
+	if (s->last && folio_test_rcu_free(page_folio(s->last)))
+		return 0;
+	/* The last even page is the progress one */
+	if ((s->rounds + 1) * STREAK_BATCH >= s->nr_even)
+		return SHRINK_STOP;
+	batch = s->pages + s->rounds * STREAK_BATCH;
+	s->last = batch[0];
+	for (i = 0; i < STREAK_BATCH; i++) {
+		put_flagged(batch[i]);
+		batch[i] = NULL;
+	}
+	if (++s->rounds == s->progress_round) {
+		__free_page(s->pages[s->nr_even - 1]);
+		s->pages[s->nr_even - 1] = NULL;
+		mm_account_reclaimed_pages(1);
+	}
+	return 0;
+}
+
+static void streak_release(void *data)
+{
+	struct streak *s = data;
+	int i;
+
+	shrinker_free(s->shrinker);
+	for (i = 0; i < s->nr; i++)
+		if (s->pages[i])
+			__free_page(s->pages[i]);
+}
+#else
+#define DRAIN_STREAK_CASE KUNIT_CASE(rcu_free_drain_streak)
+#endif
+
+/*
+ * The drain before OOM through a real allocation: an order-3 allocation
+ * from ZONE_DMA, whose free pages can never form an order-3 block, with
+ * pages waiting again before each decision.  Within a streak of reclaim
+ * rounds without progress it drains RCU_FREE_MAX_DRAINS times (each one
+ * counted in pgfree_rcu_drain) and then fails; a round with progress
+ * starts a new streak.  The shrinker queues one batch more than was
+ * drained: the round that found the bound reached.
+ */
+static void rcu_free_drain_streak(struct kunit *test)
+{
+#ifdef RCU_FREE_MAX_DRAINS
+	const struct streak_case *c = test->param_value;
+	struct page **pages = dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
+	struct page *page;
+	struct streak *s;
+	int i, n, odd = 0;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->task = current;
+	s->progress_round = c->progress_round;
+	s->shrinker = shrinker_alloc(0, "rcu_free-kunit-streak");
+	KUNIT_ASSERT_NOT_NULL(test, s->shrinker);
+	s->shrinker->count_objects = streak_count;
+	s->shrinker->scan_objects = streak_scan;
+	s->shrinker->seeks = 0;
+	s->shrinker->batch = 1;
+	s->shrinker->private_data = s;
+	s->pages = pages;
+
+	drain_all_pages(NULL);
+	n = fill_zone_dma(pages, 0, false);
+	n = fill_zone_dma(pages, n, true);
+	/* Even pages first, for the batches; the odd ones stay held */
+	for (i = 0; i < n - odd; ) {
+		if (page_to_pfn(pages[i]) & 1) {
+			swap(pages[i], pages[n - 1 - odd]);
+			odd++;
+		} else {
+			i++;
+		}
+	}
+	s->nr = n;
+	s->nr_even = n - odd;
+	if (n)
+		zone_drop_boost(page_zone(pages[0]));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, streak_release, s),
+			0);
+	KUNIT_ASSERT_GT_MSG(test, s->nr_even,
+			    (2 * RCU_FREE_MAX_DRAINS + 1) * STREAK_BATCH,
+			    "even pages of ZONE_DMA");
+	hold_normal_free(test);
+	shrinker_register(s->shrinker);
+
+	/*
+	 * Without __GFP_FS and __GFP_IO: no compaction, and no other shrinker
+	 * frees slab pages for this reclaim to count as progress.
+	 */
+	page = alloc_pages((GFP_NOIO & ~__GFP_KSWAPD_RECLAIM) | GFP_DMA |
+			   __GFP_RETRY_MAYFAIL | __GFP_NOWARN, 3);
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0,
+			c->drains);
+	KUNIT_EXPECT_EQ_MSG(test, s->rounds, c->drains + 1,
+			    "batches queued: one per drain and the last");
+#else
+	KUNIT_FAIL(test, "no drain before OOM: patch 6 is not applied");
+#endif
 }
 
 /* How a case lays out the pageblock it hands to alloc_contig_range() */
@@ -761,119 +951,524 @@ static void rcu_free_alloc_contig_migrated(struct kunit *test)
 #endif
 }
 
+#ifdef CONFIG_COMPACTION
 /*
- * With a page of its zone waiting for a grace period, held back, sync
- * compaction frees the waiting pages; async compaction leaves them.
+ * The compaction cases run the real compact_zone() loop on a ZONE_DMA the
+ * case owns page by page, entered as the kernel enters it: direct
+ * compaction from a high-order allocation (sync-light, or async for a
+ * costly order), and /proc/sys/vm/compact_memory (sync, order -1).
+ *
+ *   src: a movable pageblock whose first 8 or 16 pages hold the folios of
+ *        a ramfs file, the only pages of the zone on an LRU;
+ *   dst: a movable pageblock above it whose even pages are free, order-0
+ *        each, the only free pages of the zone: the migration targets;
+ *   everything else is held by the case.
+ *
+ * So no free block of order 3 or more exists until the file's pages are
+ * free again, and compaction can only migrate the file's folios from src
+ * into dst.  The allocations leave kswapd (and the kcompactd it wakes)
+ * alone: nothing else compacts the zone meanwhile.
  */
-static void rcu_free_compaction(struct kunit *test, enum migrate_mode mode,
-				bool migrated)
-{
-#ifdef compaction_free_rcu
-	struct compact_control cc = {
-		.mode = mode,
-		.rcu_free_migrated = migrated,
-	};
-	bool expect_freed = mode != MIGRATE_ASYNC && migrated;
-	struct page *page;
-	bool freed, waiting;
 
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	cc.zone = page_zone(page);
+/* Migrations of the case's file: the modes tried and the modes that moved */
+static struct {
+	bool refuse_async;
+	unsigned long tried, moved;	/* BIT(enum migrate_mode) */
+	int nr_moved;
+} migrations;
+
+/*
+ * The case's file is a ramfs inode whose page cache the case fills with
+ * pages of its own; its ->migrate_folio() is migrate_folio(), which tmpfs
+ * uses too, and sees the mode of every migration.  Sync modes try
+ * MIGRATE_ASYNC first (migrate_pages_sync()); refusing it makes a folio
+ * move in the mode compaction runs in.
+ */
+static int record_migrate_folio(struct address_space *mapping,
+				struct folio *dst, struct folio *src,
+				enum migrate_mode mode)
+{
+	int ret;
+
+	migrations.tried |= BIT(mode);
+	if (migrations.refuse_async && mode == MIGRATE_ASYNC)
+		return -EAGAIN;
+	ret = migrate_folio(mapping, dst, src, mode);
+	if (!ret) {
+		migrations.moved |= BIT(mode);
+		migrations.nr_moved++;
+	}
+	return ret;
+}
+
+static const struct address_space_operations record_aops = {
+	.dirty_folio	= noop_dirty_folio,
+	.migrate_folio	= record_migrate_folio,
+};
+
+/* Movable ZONE_DMA pages, without waking kswapd */
+#define DMA_MOVABLE	((GFP_USER & ~__GFP_KSWAPD_RECLAIM) | __GFP_DMA | \
+			 __GFP_MOVABLE)
+
+#define COMPACT_MAX_FOLIOS	16
+/* Pages the unrelated and nothing-waiting cases leave waiting */
+#define NR_UNRELATED		16
+
+struct dma_layout {
+	struct page **pages;	/* [0, 2 * pageblock_nr_pages): src, dst */
+	int nr;			/* entries of @pages; NULL once given back */
+	struct zone *zone;
+	unsigned long src, dst;	/* first pfns of the two pageblocks */
+	struct file *file;
+	unsigned int nr_folios;
+	struct folio *pinned[COMPACT_MAX_FOLIOS];
+};
+
+static void dma_layout_release(void *data)
+{
+	struct dma_layout *l = data;
+	int i;
+
+	/* Unflagged: their free must not wait after the case is over */
+	for (i = 0; i < ARRAY_SIZE(l->pinned); i++) {
+		if (!l->pinned[i])
+			continue;
+		folio_clear_rcu_free(l->pinned[i]);
+		folio_put(l->pinned[i]);
+	}
+	for (i = 0; i < l->nr; i++)
+		if (l->pages[i])
+			__free_page(l->pages[i]);
+}
+
+/* The page at @pfn of the dst block, given back to the allocator */
+static void dma_layout_free(struct dma_layout *l, unsigned long pfn)
+{
+	int i = pageblock_nr_pages + pfn - l->dst;
+
+	__free_page(l->pages[i]);
+	l->pages[i] = NULL;
+}
+
+/* The byte every byte of the file's page @index holds */
+static u8 file_byte(unsigned int index)
+{
+	return 0x40 + index;
+}
+
+static int cmp_page_pfn(const void *a, const void *b)
+{
+	unsigned long pa = page_to_pfn(*(struct page * const *)a);
+	unsigned long pb = page_to_pfn(*(struct page * const *)b);
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+/*
+ * Compaction as after boot: earlier cases left skip hints, cached scanner
+ * positions and deferrals for @order on the zone, and the fill may have
+ * boosted its watermarks.
+ */
+static void compaction_start_afresh(struct zone *zone, int order)
+{
+	unsigned long pfn, start = zone->zone_start_pfn;
+	unsigned long last = pageblock_start_pfn(zone_end_pfn(zone) - 1);
+
+	for (pfn = pageblock_start_pfn(start); pfn <= last;
+	     pfn += pageblock_nr_pages)
+		clear_pageblock_skip(pfn_to_page(max(pfn, start)));
+	zone->compact_init_migrate_pfn = start;
+	zone->compact_cached_migrate_pfn[0] = start;
+	zone->compact_cached_migrate_pfn[1] = start;
+	zone->compact_init_free_pfn = last;
+	zone->compact_cached_free_pfn = last;
+	compaction_defer_reset(zone, order, true);
+	zone_drop_boost(zone);
+}
+
+/*
+ * Lay ZONE_DMA out as above with the file's first @nr_folios pages the
+ * first pages of src, flagged if @flagged, each with an extra reference
+ * if @pinned.  Frees go to the held lists from here on.
+ */
+static struct dma_layout *dma_layout_setup(struct kunit *test,
+					   unsigned int nr_folios,
+					   bool flagged, bool pinned)
+{
+	const unsigned long nr_block = pageblock_nr_pages;
+	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
+	struct page *blocks[8];
+	int ret, j, nr_blocks = 0;
+	struct dma_layout *l;
+	struct page *a, *b;
+	struct folio *folio;
+	unsigned long i;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->pages = dma_pages(test);
+	l->nr_folios = nr_folios;
+	memset(&migrations, 0, sizeof(migrations));
+	l->file = case_file(test, mm_test_mount(test, "ramfs", NULL),
+			    "compacted");
+	l->file->f_mapping->a_ops = &record_aops;
+	ret = kunit_add_action_or_reset(test, dma_layout_release, l);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	/*
+	 * Every free pageblock: the lowest is src, the highest dst.  Sync
+	 * compaction isolates all of src before it migrates, and its free
+	 * scanner stops at the end of the pageblock after it: at least one
+	 * pageblock must lie between the two.
+	 */
+	drain_all_pages(NULL);
+	while (nr_blocks < ARRAY_SIZE(blocks)) {
+		blocks[nr_blocks] = alloc_pages(DMA_MOVABLE | __GFP_NORETRY |
+						__GFP_NOWARN, pageblock_order);
+		if (!blocks[nr_blocks])
+			break;
+		split_page(blocks[nr_blocks++], pageblock_order);
+	}
+	sort(blocks, nr_blocks, sizeof(*blocks), cmp_page_pfn, NULL);
+	/* src, dst, then the other blocks, held */
+	if (nr_blocks > 1)
+		swap(blocks[1], blocks[nr_blocks - 1]);
+	for (j = 0; j < nr_blocks; j++)
+		for (i = 0; i < nr_block; i++)
+			l->pages[l->nr++] = blocks[j] + i;
+	if (nr_blocks < 2 ||
+	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
+		kunit_skip(test, "no two free pageblocks in ZONE_DMA with one between (%d free)",
+			   nr_blocks);
+	a = blocks[0];
+	b = blocks[1];
+	l->src = page_to_pfn(a);
+	l->dst = page_to_pfn(b);
+	l->zone = page_zone(a);
+	KUNIT_ASSERT_EQ(test, (int)zone_idx(l->zone), (int)ZONE_DMA);
+	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(a), MIGRATE_MOVABLE,
+			    "src pageblock %#lx", l->src);
+	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(b), MIGRATE_MOVABLE,
+			    "dst pageblock %#lx", l->dst);
+	l->nr = fill_zone_dma(l->pages, l->nr, false);
+	l->nr = fill_zone_dma(l->pages, l->nr, true);
+	KUNIT_ASSERT_GT(test, l->nr, (int)(2 * nr_block + NR_UNRELATED));
 
 	hold_normal_free(test);
-	put_flagged(page);
-	freed = compaction_free_rcu(&cc);
-	waiting = folio_test_rcu_free(page_folio(page));
+	for (i = 0; i < nr_folios; i++) {
+		folio = page_folio(l->pages[i]);
+		l->pages[i] = NULL;
+		memset(folio_address(folio), file_byte(i), PAGE_SIZE);
+		ret = filemap_add_folio(l->file->f_mapping, folio, i,
+					GFP_KERNEL);
+		if (ret) {
+			folio_put(folio);
+			KUNIT_FAIL_AND_ABORT(test, "filemap_add_folio: %d", ret);
+		}
+		folio_mark_uptodate(folio);
+		if (flagged)
+			folio_set_rcu_free(folio);
+		folio_unlock(folio);
+		if (pinned)
+			l->pinned[i] = folio;
+		else
+			folio_put(folio);
+	}
+	lru_add_drain_all();
 
-	KUNIT_EXPECT_EQ(test, freed, expect_freed);
-	KUNIT_EXPECT_EQ(test, waiting, !expect_freed);
+	for (i = 0; i < nr_block; i += 2)
+		dma_layout_free(l, l->dst + i);
+	drain_all_pages(l->zone);
+	kunit_info(test, "ZONE_DMA: src %#lx, dst %#lx, %lu free, min %lu",
+		   l->src, l->dst, zone_page_state(l->zone, NR_FREE_PAGES),
+		   min_wmark_pages(l->zone));
+	return l;
+}
+
+/*
+ * How many of the file's folios left the src pageblock with their data;
+ * a folio that holds other bytes counts as not moved.
+ */
+static unsigned int dma_layout_moved(struct kunit *test, struct dma_layout *l)
+{
+	unsigned int i, moved = 0;
+	struct folio *folio;
+
+	for (i = 0; i < l->nr_folios; i++) {
+		folio = filemap_get_folio(l->file->f_mapping, i);
+		if (IS_ERR(folio))
+			continue;
+		if (memchr_inv(folio_address(folio), file_byte(i), PAGE_SIZE))
+			KUNIT_FAIL(test, "page %u of the file changed", i);
+		else
+			moved += folio_pfn(folio) - l->src >= pageblock_nr_pages;
+		folio_put(folio);
+	}
+	return moved;
+}
+
+/* How many of the file's old pages, from @l->src on, still wait */
+static unsigned int dma_layout_old_waiting(struct dma_layout *l)
+{
+	unsigned int i, waiting = 0;
+
+	for (i = 0; i < l->nr_folios; i++)
+		waiting += folio_test_rcu_free(pfn_folio(l->src + i)) &&
+			   !page_count(pfn_to_page(l->src + i));
+	return waiting;
+}
+
+/* ZONE_DMA's waiting pages */
+static long dma_waiting(struct kunit *test, struct dma_layout *l)
+{
+	return zone_page_state_snapshot(l->zone,
+					zone_stat_item(test, "nr_free_rcu"));
+}
+
+/* Flagged pages of their own left waiting next to the compaction run */
+static struct page **queue_unrelated(struct kunit *test, struct dma_layout *l,
+				     int nr, bool in_dma)
+{
+	struct page **pages = kunit_kcalloc(test, nr, sizeof(*pages),
+					    GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	for (i = 0; i < nr; i++) {
+		if (in_dma) {
+			/* Held pages of the fill, past the two pageblocks */
+			pages[i] = l->pages[l->nr - 1 - i];
+			l->pages[l->nr - 1 - i] = NULL;
+		} else {
+			pages[i] = alloc_page(GFP_KERNEL);
+			KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+		}
+		put_flagged(pages[i]);
+		if (!in_dma)
+			KUNIT_ASSERT_NE(test, (int)page_zonenum(pages[i]),
+					(int)ZONE_DMA);
+	}
+	return pages;
+}
+
+static int still_waiting(struct page **pages, int nr)
+{
+	int i, waiting = 0;
+
+	for (i = 0; i < nr; i++)
+		waiting += folio_test_rcu_free(page_folio(pages[i]));
+	return waiting;
+}
+
+/*
+ * Direct compaction of ZONE_DMA from an allocation of @order with
+ * __GFP_NORETRY: order 3 (not costly, movable) reclaims, then compacts
+ * once at DEF_COMPACT_PRIORITY, which is MIGRATE_SYNC_LIGHT; order 4
+ * (costly) compacts at INIT_COMPACT_PRIORITY, MIGRATE_ASYNC, before and
+ * after its reclaim.  No retry, so no drain before OOM.
+ */
+
+static struct page *alloc_compacting(struct dma_layout *l, unsigned int order)
+{
+	compaction_start_afresh(l->zone, order);
+	return alloc_pages(DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN, order);
+}
+#endif /* CONFIG_COMPACTION */
+
+/*
+ * Sync-light direct compaction (an order-3 allocation) migrates 8 flagged
+ * folios out of the only block that can become free: when the migration
+ * scanner leaves it, compaction frees their old copies (one drain), the
+ * block is free and the allocation gets it.  Normal frees are held, so
+ * nothing else could have freed them; the old copies are back in the
+ * allocator, and the exit checks that their grace period had ended.
+ */
+static void rcu_free_compaction_sync_light_frees(struct kunit *test)
+{
+#ifdef CONFIG_COMPACTION
+	/* Counters first: a missing one must not leave the zone filled */
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long stall0 = vm_event(test, "compact_stall");
+	struct dma_layout *l = dma_layout_setup(test, 8, true, false);
+	long waiting0 = dma_waiting(test, l);
+	struct page *page;
+	unsigned long pfn;
+
+	migrations.refuse_async = true;
+	page = alloc_compacting(l, 3);
+	pfn = page ? page_to_pfn(page) : 0;
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_EQ_MSG(test, migrations.moved, BIT(MIGRATE_SYNC_LIGHT),
+			    "modes that moved a folio (tried %#lx)",
+			    migrations.tried);
+	KUNIT_EXPECT_EQ(test, migrations.nr_moved, 8);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_GE(test, vm_event(test, "compact_stall") - stall0, 1);
+	KUNIT_EXPECT_EQ_MSG(test, pfn, l->src,
+			    "the allocation did not get the emptied block");
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 1);
+	KUNIT_EXPECT_EQ_MSG(test, dma_waiting(test, l), waiting0,
+			    "old copies still waiting");
+	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
 #else
-	KUNIT_FAIL(test, "compaction does not free them: patch 8 is not applied");
+	kunit_skip(test, "needs COMPACTION");
 #endif
 }
 
-/* Sync compaction frees the migrated folios that wait */
-static void rcu_free_compaction_sync_frees(struct kunit *test)
-{
-	rcu_free_compaction(test, MIGRATE_SYNC, true);
-}
-
-/* Async compaction does not wait for a grace period */
+/*
+ * Async direct compaction (a costly order-4 allocation) migrates 16
+ * flagged folios but does not wait for a grace period: their old copies
+ * still wait, no drain, and the allocation fails.  No sync-light round
+ * ran: it would have failed and deferred compaction at order 4.
+ */
 static void rcu_free_compaction_async_leaves(struct kunit *test)
 {
-	rcu_free_compaction(test, MIGRATE_ASYNC, true);
+#ifdef CONFIG_COMPACTION
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long stall0 = vm_event(test, "compact_stall");
+	struct dma_layout *l = dma_layout_setup(test, 16, true, false);
+	long waiting0 = dma_waiting(test, l);
+	struct page *page;
+	int failed;
+
+	page = alloc_compacting(l, 4);
+	failed = l->zone->compact_order_failed;
+	if (page)
+		__free_pages(page, 4);
+
+	KUNIT_EXPECT_EQ_MSG(test, migrations.tried, BIT(MIGRATE_ASYNC),
+			    "modes tried");
+	KUNIT_EXPECT_EQ(test, migrations.nr_moved, 16);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 16);
+	KUNIT_EXPECT_GE(test, vm_event(test, "compact_stall") - stall0, 1);
+	KUNIT_EXPECT_GT_MSG(test, failed, 4, "a sync round deferred order 4");
+	KUNIT_EXPECT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	KUNIT_EXPECT_EQ(test, dma_waiting(test, l) - waiting0, 16);
+	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 16);
+#else
+	kunit_skip(test, "needs COMPACTION");
+#endif
 }
 
 /*
- * Sync compaction that isolated no flagged folio leaves the pages other
- * frees keep waiting: no expedited grace period for each block it leaves.
+ * Sync-light direct compaction that migrates only unflagged folios,
+ * while other pages of the zone wait (held): no rcu_free_sync(), so they
+ * still wait and nothing was drained (before fix D: an expedited grace
+ * period each time the scanner left a block).
  */
 static void rcu_free_compaction_unrelated_left(struct kunit *test)
 {
-	rcu_free_compaction(test, MIGRATE_SYNC, false);
+#ifdef CONFIG_COMPACTION
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	struct dma_layout *l = dma_layout_setup(test, 8, false, false);
+	struct page **unrelated, *page;
+	long waiting;
+
+	unrelated = queue_unrelated(test, l, NR_UNRELATED, true);
+	waiting = dma_waiting(test, l);
+	migrations.refuse_async = true;
+	page = alloc_compacting(l, 3);
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_EQ_MSG(test, migrations.moved, BIT(MIGRATE_SYNC_LIGHT),
+			    "modes that moved a folio (tried %#lx)",
+			    migrations.tried);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	KUNIT_EXPECT_EQ(test, still_waiting(unrelated, NR_UNRELATED),
+			NR_UNRELATED);
+	KUNIT_EXPECT_EQ(test, dma_waiting(test, l), waiting);
+#else
+	kunit_skip(test, "needs COMPACTION");
+#endif
 }
 
 /*
- * Isolating a flagged folio for migration notes it in the compaction
- * control, which is what lets compaction_free_rcu() sync; isolating an
- * unflagged one does not.
+ * Sync-light direct compaction isolates 8 flagged folios whose migration
+ * fails (each has an extra reference): nothing of ZONE_DMA waits, so no
+ * rcu_free_sync() when the scanner leaves the block.  rcu_free_sync()
+ * drains every zone: pages waiting in another zone (held) would show a
+ * call; they still wait, and nothing was drained.
  */
-static void rcu_free_compaction_isolation_notes_flag(struct kunit *test)
+static void rcu_free_compaction_nothing_waiting(struct kunit *test)
 {
-#ifdef compaction_free_rcu
-	struct compact_control cc = {
-		.mode = MIGRATE_SYNC,
-		/* As /proc/sys/vm/compact_memory: no folio is too large */
-		.order = -1,
-		.gfp_mask = GFP_KERNEL,
-		/* Other cases' compaction may have marked the block skipped */
-		.ignore_skip_hint = true,
-	};
-	bool noted[2], isolated[2];
-	int ret[2], lru[2], refs[2];
-	struct folio *folio;
-	struct file *file;
-	unsigned long pfn;
-	loff_t pos = 0;
-	int flagged;
+#ifdef CONFIG_COMPACTION
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	struct dma_layout *l = dma_layout_setup(test, 8, true, true);
+	struct page **elsewhere, *page;
 
-	file = case_file(test, mm_test_mount(test, "tmpfs", "never"),
-			 "isolated");
-	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
-	folio = filemap_lock_folio(file->f_mapping, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	folio_set_rcu_free(folio);
-	folio_unlock(folio);
-	folio_put(folio);
-	pfn = folio_pfn(folio);
-	cc.zone = folio_zone(folio);
-	for (flagged = 1; flagged >= 0; flagged--) {
-		if (!flagged)
-			folio_clear_rcu_free(folio);
-		/* The putback queued it on a per-CPU LRU batch */
-		lru_add_drain_all();
-		INIT_LIST_HEAD(&cc.migratepages);
-		cc.nr_migratepages = 0;
-		cc.rcu_free_migrated = false;
-		lru[flagged] = folio_test_lru(folio);
-		refs[flagged] = folio_ref_count(folio);
-		ret[flagged] = isolate_migratepages_range(&cc, pfn, pfn + 1);
-		isolated[flagged] = cc.nr_migratepages == 1;
-		noted[flagged] = cc.rcu_free_migrated;
-		putback_movable_pages(&cc.migratepages);
-	}
+	elsewhere = queue_unrelated(test, l, NR_UNRELATED, false);
+	migrations.refuse_async = true;
+	page = alloc_compacting(l, 3);
+	if (page)
+		__free_pages(page, 3);
 
-	KUNIT_ASSERT_TRUE_MSG(test, isolated[1],
-			      "flagged folio not isolated: %d, lru %d, refs %d",
-			      ret[1], lru[1], refs[1]);
-	KUNIT_ASSERT_TRUE_MSG(test, isolated[0],
-			      "unflagged folio not isolated: %d, lru %d, refs %d",
-			      ret[0], lru[0], refs[0]);
-	KUNIT_EXPECT_TRUE_MSG(test, noted[1], "flagged folio not noted");
-	KUNIT_EXPECT_FALSE_MSG(test, noted[0], "unflagged folio noted");
+	KUNIT_EXPECT_TRUE_MSG(test, migrations.tried & BIT(MIGRATE_SYNC_LIGHT),
+			      "modes tried %#lx", migrations.tried);
+	KUNIT_EXPECT_EQ(test, migrations.nr_moved, 0);
+	KUNIT_EXPECT_EQ(test, dma_waiting(test, l), 0);
+	KUNIT_EXPECT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	KUNIT_EXPECT_EQ(test, still_waiting(elsewhere, NR_UNRELATED),
+			NR_UNRELATED);
 #else
-	KUNIT_FAIL(test, "compaction does not free them: patch 8 is not applied");
+	kunit_skip(test, "needs COMPACTION");
+#endif
+}
+
+/*
+ * /proc/sys/vm/compact_memory (MIGRATE_SYNC, order -1) migrates 8 flagged
+ * folios.  A full compaction has no allocation to hurry and does not free
+ * the waiting pages (compact_zone() only looks for order > 0): the old
+ * copies still wait afterwards, nothing was drained, and the series' own
+ * grace-period work then gives them back.
+ */
+static void rcu_free_compaction_full_waits(struct kunit *test)
+{
+#ifdef CONFIG_COMPACTION
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	struct vfsmount *proc = mm_test_mount(test, "proc", NULL);
+	struct dma_layout *l = dma_layout_setup(test, 8, true, false);
+	long waiting0 = dma_waiting(test, l);
+	long waiting_after, waiting_later;
+	unsigned int old_waiting;
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+
+	file = file_open_root_mnt(proc, "sys/vm/compact_memory", O_WRONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "open compact_memory: %ld",
+			       PTR_ERR(file));
+	migrations.refuse_async = true;
+	ret = kernel_write(file, "1", 1, &pos);
+	fput(file);
+	waiting_after = dma_waiting(test, l);
+	old_waiting = dma_layout_old_waiting(l);
+
+	/* Give the held pages their grace period */
+	kunit_deactivate_static_stub(test, rcu_free_start);
+	test->priv = NULL;
+	rcu_free_restart_held();
+	rcu_free_wait_grace();
+	waiting_later = dma_waiting(test, l);
+
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	KUNIT_EXPECT_EQ_MSG(test, migrations.moved, BIT(MIGRATE_SYNC),
+			    "modes that moved a folio (tried %#lx)",
+			    migrations.tried);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	KUNIT_EXPECT_EQ(test, waiting_after - waiting0, 8);
+	KUNIT_EXPECT_EQ(test, old_waiting, 8);
+	KUNIT_EXPECT_EQ_MSG(test, waiting_later, waiting0,
+			    "not back after their grace period");
+	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
+#else
+	kunit_skip(test, "needs COMPACTION");
 #endif
 }
 
@@ -1224,12 +1819,14 @@ static struct kunit_case rcu_free_test_cases[] = {
 	DRAIN_DECISION_CASE,
 	KUNIT_CASE(rcu_free_drain_before_oom),
 	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
+	DRAIN_STREAK_CASE,
 	KUNIT_CASE_PARAM(rcu_free_alloc_contig_range, contig_gen_params),
 	KUNIT_CASE(rcu_free_alloc_contig_migrated),
-	KUNIT_CASE(rcu_free_compaction_sync_frees),
+	KUNIT_CASE(rcu_free_compaction_sync_light_frees),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
 	KUNIT_CASE(rcu_free_compaction_unrelated_left),
-	KUNIT_CASE(rcu_free_compaction_isolation_notes_flag),
+	KUNIT_CASE(rcu_free_compaction_nothing_waiting),
+	KUNIT_CASE(rcu_free_compaction_full_waits),
 	KUNIT_CASE(rcu_free_drain_frees_to_buddy),
 	KUNIT_CASE(rcu_free_memory_failure),
 	KUNIT_CASE(rcu_free_memory_failure_waits_for_readers),
@@ -1276,12 +1873,14 @@ static struct kunit_case rcu_free_test_cases[] = {
 	RCU_FREE_SKIPPED(rcu_free_drain_decision),
 	RCU_FREE_SKIPPED(rcu_free_drain_before_oom),
 	RCU_FREE_SKIPPED(rcu_free_drain_that_cannot_help_ends),
+	RCU_FREE_SKIPPED(rcu_free_drain_streak),
 	RCU_FREE_SKIPPED(rcu_free_alloc_contig_range),
 	RCU_FREE_SKIPPED(rcu_free_alloc_contig_migrated),
-	RCU_FREE_SKIPPED(rcu_free_compaction_sync_frees),
+	RCU_FREE_SKIPPED(rcu_free_compaction_sync_light_frees),
 	RCU_FREE_SKIPPED(rcu_free_compaction_async_leaves),
 	RCU_FREE_SKIPPED(rcu_free_compaction_unrelated_left),
-	RCU_FREE_SKIPPED(rcu_free_compaction_isolation_notes_flag),
+	RCU_FREE_SKIPPED(rcu_free_compaction_nothing_waiting),
+	RCU_FREE_SKIPPED(rcu_free_compaction_full_waits),
 	RCU_FREE_SKIPPED(rcu_free_drain_frees_to_buddy),
 	RCU_FREE_SKIPPED(rcu_free_memory_failure),
 	RCU_FREE_SKIPPED(rcu_free_memory_failure_waits_for_readers),
