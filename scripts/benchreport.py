@@ -19,7 +19,7 @@
       patch that prefix ends with, LOG "-" = that prefix did not build or
       boot).  Per bench: each configuration's median at the first prefix, the
       step every later prefix causes (%, against the previous prefix that has
-      it), marked "!" where its size exceeds --threshold (default 1.0 %),
+      it; a row that covers several patches is labelled "FIRST-K"), marked "!" where its size exceeds --threshold (default 1.0 %),
       and the total change; then the list of marked steps by patch, so that
       one sees which patch costs (or gains) what.  The plot is each
       configuration's median as a ratio to its first, against K.
@@ -602,9 +602,16 @@ def matrix(args, kp, printer) -> Report:
 		rows = [['', 'patch'] + [f'c{i + 1}' for i in range(len(cols))]]
 		steps: Dict[Tuple, Optional[float]] = {}
 		last: Dict[Tuple, float] = {}
+		last_k: Dict[Tuple, int] = {}
 		first: Dict[Tuple, float] = {}
+		prev_k = None
 		for p in prefixes:
-			row = [str(p['k']), p['patch'][:44]]
+			# A step over several patches (STEPS=, or a prefix not measured) says so
+			span = p['k'] if prev_k is None or p['k'] == prev_k + 1 or not p['logs'] \
+				else f"{prev_k + 1}-{p['k']}"
+			if p['logs']:
+				prev_k = p['k']
+			row = [str(span), p['patch'][:44]]
 			for col in cols:
 				st = med.get((col, p['k']))
 				if not p['logs']:
@@ -623,9 +630,11 @@ def matrix(args, kp, printer) -> Report:
 					if over:
 						config = b['configs'][col[0]]
 						marked.append({'bench': bench, 'config': config, 'variant': col[1],
-							       'k': p['k'], 'patch': p['patch'], 'step_pct': step})
+							       'k': p['k'], 'from_k': last_k[col] + 1,
+							       'patch': p['patch'], 'step_pct': step})
 				if st is not None:
 					last[col] = st['median']
+					last_k[col] = p['k']
 			rows.append(row)
 		total = ['', 'total (last / first)']
 		for col in cols:
@@ -657,7 +666,8 @@ def matrix(args, kp, printer) -> Report:
 	if marked:
 		print(f'\nsteps over {args.threshold}%, by patch:')
 		for m in sorted(marked, key=lambda m: m['k']):
-			print(f'  {m["k"]:>3} {m["patch"]}: {m["step_pct"]:+.2f}%  '
+			span = f'{m["k"]}' if m['from_k'] == m['k'] else f'{m["from_k"]}-{m["k"]}'
+			print(f'  {span:>5} {m["patch"]}: {m["step_pct"]:+.2f}%  '
 			      f'{describe(m["bench"], m["config"], m["variant"])}')
 	else:
 		print(f'\nno step over {args.threshold}%')

@@ -489,8 +489,10 @@ class TestMatrix(Base):
 		med, steps = self.column(d, 'batchread', 'on', size='64K')
 		self.assertEqual(med[0], None)
 		self.assertEqual(steps[1], None)
-		self.assertRegex(out, r'\n1 +g/0001-a\.patch +\+36\.36%! +\+4\.76%!\n')
-		self.assertRegex(out, r'\n2 +g/0002-b\.patch +x +x\n')
+		self.assertRegex(out, r'\n +1 +g/0001-a\.patch +\+36\.36%! +\+4\.76%!\n')
+		self.assertRegex(out, r'\n +2 +g/0002-b\.patch +x +x\n')
+		# prefix 3's step covers patches 2 and 3 (prefix 2 was not measured)
+		self.assertRegex(out, r'\n2-3 +g/0003-c\.patch ')
 		self.assertIn('not measured: prefix 2 (g/0002-b.patch)', out)
 
 	# Catches the threshold not applied (every step marked, or none) and the
@@ -498,7 +500,7 @@ class TestMatrix(Base):
 	def test_threshold_marks_steps(self):
 		d, out = self.matrix('--threshold', '5')
 		self.assertEqual([(m['k'], m['config']['threads']) for m in d['marked']], [(1, '1')])
-		self.assertIn('\n    1 g/0001-a.patch: +36.36%  bench=pread16 fs=tmpfs threads=1', out)
+		self.assertIn('\n      1 g/0001-a.patch: +36.36%  bench=pread16 fs=tmpfs threads=1', out)
 		self.assertNotIn('+4.76%!', out)
 		d, _ = self.matrix()
 		self.assertEqual(sorted((m['k'], m['config']['threads']) for m in d['marked']),
