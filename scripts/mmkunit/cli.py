@@ -117,6 +117,12 @@ def cmd_judge(args) -> int:
 
 # ------------------------------------------------------------ series-check
 
+def prefix_name(series: List[str], k: int) -> str:
+	"""Prefix @k of @series as series-check and bench-matrix name it: the
+	patch it ends with."""
+	return tree.patch_name(series[k - 1]) if k else 'pristine 7.3'
+
+
 def cmd_series_check(args) -> int:
 	"""Build and run every prefix of patches/series; the per-patch matrix."""
 	series = tree.series_patches()
@@ -129,7 +135,7 @@ def cmd_series_check(args) -> int:
 	for k in range(lo, hi + 1):
 		st = stages.run_variant(f'upto:{k}', jobs=args.jobs, timeout=args.timeout,
 					name='series-check')
-		row = {'k': k, 'patch': tree.patch_name(series[k - 1]) if k else 'pristine 7.3',
+		row = {'k': k, 'patch': prefix_name(series, k),
 		       'built': not st.error, 'notes': judge.notes(st.cases) if not st.error
 		       else [st.error],
 		       'results': {c['name']: c['status'] for c in st.cases
@@ -405,8 +411,7 @@ def cmd_bench_matrix(args) -> int:
 				logs = []
 				missing += 1
 				break
-		name = tree.patch_name(series[k - 1]) if k else 'pristine 7.3'
-		report_args += ['--prefix', str(k), name, ','.join(logs) or '-']
+		report_args += ['--prefix', str(k), prefix_name(series, k), ','.join(logs) or '-']
 	rc = bench_report(report_args, out)
 	return max(rc, 1) if missing else rc
 
