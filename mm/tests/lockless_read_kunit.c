@@ -12,12 +12,12 @@
  * made the way a workload makes them: by reading them again and again.
  *
  * Counters are read by name (pgfree_rcu_mark), so a tree without the patch
- * that adds one fails with a message saying so.  Without CONFIG_PAGE_RCU_FREE
- * every case skips; without patch 13 (no filemap_read_rcu_can_copy()) the
+ * that adds one fails with a message saying so.  Without
+ * CONFIG_DEBUG_PAGE_RCU_FREE (its hold and wait helpers; implied by the
+ * suite's Kconfig entry) every case skips; without patch 13 (no filemap_read_rcu_can_copy()) the
  * cases that need it skip.
  */
 
-#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/bvec.h>
 #include <linux/falloc.h>
@@ -41,7 +41,7 @@
 #include "lockless_read.h"
 #include "vmstat_by_name.h"
 
-#if defined(CONFIG_PAGE_RCU_FREE)
+#if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
 
@@ -212,10 +212,6 @@ static void lockless_shmem_counts_accesses(struct kunit *test)
 		alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
 	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
 			      "reads at offset 100 never flagged the folio");
-}
-
-static void rcu_free_start_held(struct rcu_free_pcpu *r)
-{
 }
 
 #ifdef filemap_read_rcu_can_copy
@@ -689,7 +685,7 @@ KUNIT_ARRAY_PARAM(aba, aba_ways, aba_desc);
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
  * file is truncated, or deleted and its inode evicted.  Its free must stay
- * deferred: with the grace period held back (rcu_free_start() stubbed out)
+ * deferred: with the grace period held back (rcu_free_hold())
  * the page is neither free nor in use again afterwards.  Fails if eviction
  * or truncation clears PG_rcu_free before the free.
  */
@@ -707,10 +703,9 @@ static void lockless_evicted_folio_free_deferred(struct kunit *test)
 	page = &folio->page;
 	folio_put(folio);
 
-	/* The last reference must go in this thread, where the stub applies */
 	lru_add_drain_all();
-	kunit_activate_static_stub(test, rcu_free_start, rcu_free_start_held);
-	test->priv = rcu_free_start_held;
+	rcu_free_hold();
+	test->priv = rcu_free_hold;
 	if (!strcmp(way, "truncated"))
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
 	else
@@ -757,10 +752,8 @@ static int lockless_read_test_init(struct kunit *test)
 
 static void lockless_read_test_exit(struct kunit *test)
 {
-	if (test->priv == rcu_free_start_held) {
-		kunit_deactivate_static_stub(test, rcu_free_start);
-		rcu_free_restart_held();
-	}
+	if (test->priv == rcu_free_hold)
+		rcu_free_release();
 	rcu_free_wait_grace();
 }
 
@@ -788,11 +781,13 @@ static struct kunit_case lockless_read_cases[] = {
 	{}
 };
 
-#else /* !CONFIG_PAGE_RCU_FREE */
+#else /* !CONFIG_DEBUG_PAGE_RCU_FREE */
 
 static void lockless_read_skipped(struct kunit *test)
 {
-	kunit_skip(test, "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
+	kunit_skip(test, IS_ENABLED(CONFIG_PAGE_RCU_FREE) ?
+		   "needs CONFIG_DEBUG_PAGE_RCU_FREE: the hold and wait helpers" :
+		   "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
 }
 
 static int lockless_read_test_init(struct kunit *test)
@@ -809,7 +804,7 @@ static struct kunit_case lockless_read_cases[] = {
 	{}
 };
 
-#endif /* CONFIG_PAGE_RCU_FREE */
+#endif /* CONFIG_DEBUG_PAGE_RCU_FREE */
 
 static struct kunit_suite lockless_read_suite = {
 	.name = "lockless_read",

@@ -10,32 +10,34 @@
  * free inside their own rcu_read_lock() section, so none can end before
  * they look.  Cases about what has to free the waiting pages early
  * (drain before OOM, alloc_contig_range(), compaction, memory failure)
- * replace rcu_free_start() with a KUnit static stub while they free: what
- * they free then stays on the lists with no grace period started for it,
- * and only the code under test can free it (the case's exit starts the
- * grace period for whatever is left).  Holding a real reader instead would
+ * hold the lists while they free (rcu_free_hold() of
+ * CONFIG_DEBUG_PAGE_RCU_FREE, which this suite's Kconfig entry implies):
+ * what they free then stays on the lists with no grace period, normal or
+ * expedited, started for it, and only the code under test can free it (the
+ * case's exit releases the hold).  Holding a real reader instead would
  * also stall the synchronize_rcu() calls on those paths (lru_cache_disable()
- * in alloc_contig_range(), for one).  Counters are read by name
- * (nr_free_rcu, pgfree_rcu, pgfree_rcu_expedite, pgfree_rcu_drain), so a
- * tree that lacks the patch adding one fails with a message saying so.
+ * in alloc_contig_range(), for one).  The expedite cases make the zone of
+ * the pages they free really short of memory (ZONE_DMA, filled) or leave
+ * it plentiful.  Counters are read by name (nr_free_rcu, pgfree_rcu,
+ * pgfree_rcu_expedite, pgfree_rcu_drain), so a tree that lacks the patch
+ * adding one fails with a message saying so.
  *
- * The invariant itself is checked by the series: with
- * CONFIG_DEBUG_PAGE_RCU_FREE (implied by this suite's Kconfig entry) every
- * waiting folio remembers the grace period it needs, and each path that
- * hands waiting folios back counts those whose grace period had not
- * completed (rcu_free_nr_early()).  Every case's exit waits for what the
- * case left and expects that count unchanged, so each case is also a check
- * that the path it drives (grace-period work, expedite, drain before OOM,
- * rcu_free_sync() from contig allocation, compaction and memory failure)
- * waited.  rcu_free_wait_grace() only waits for grace periods already
- * started; only a case that stubbed rcu_free_start() restarts the lists
- * (rcu_free_restart_held()), in its cleanup.
+ * The invariant itself is checked by the series: with patch 19,
+ * CONFIG_DEBUG_PAGE_RCU_FREE also makes every waiting folio remember the
+ * grace period it needs, and each path that hands waiting folios back
+ * counts those whose grace period had not completed (rcu_free_nr_early()).
+ * Every case's exit waits for what the case left and expects that count
+ * unchanged, so each case is also a check that the path it drives
+ * (grace-period work, expedite, drain before OOM, rcu_free_sync() from
+ * contig allocation, compaction and memory failure) waited.
+ * rcu_free_wait_grace() only waits for grace periods already started; only
+ * a case that held the lists releases them (rcu_free_release()), in its
+ * cleanup.
  *
- * Without CONFIG_PAGE_RCU_FREE (off, or rcu-free not applied) every case
- * skips and says why.
+ * Without CONFIG_DEBUG_PAGE_RCU_FREE (off, CONFIG_PAGE_RCU_FREE off, or
+ * rcu-free not applied) every case skips and says why.
  */
 
-#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -60,7 +62,7 @@
 #include "mm_test_util.h"
 #include "vmstat_by_name.h"
 
-#ifdef CONFIG_PAGE_RCU_FREE
+#if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 /* Pages of ZONE_DMA the drain cases can hold at most */
 #define DMA_MAX_PAGES	(SZ_32M >> PAGE_SHIFT)
@@ -105,24 +107,20 @@ static void put_flagged(struct page *page)
 	put_page(page);
 }
 
-static void rcu_free_start_held(struct rcu_free_pcpu *r)
-{
-}
-
 /*
- * What the case frees from now on waits on this CPU's lists with no grace
- * period started for it: only a drain or an expedite frees it.
+ * What the case frees from now on waits on the lists with no grace period
+ * started for it: only a drain frees it.  The case's exit releases it.
  */
 static void hold_normal_free(struct kunit *test)
 {
-	kunit_activate_static_stub(test, rcu_free_start, rcu_free_start_held);
-	test->priv = rcu_free_start_held;
+	rcu_free_hold();
+	test->priv = hold_normal_free;
 }
 
 /* Pages the series handed back before their grace period ended */
 static unsigned long early_frees(void)
 {
-#ifdef CONFIG_DEBUG_PAGE_RCU_FREE
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK)
 	return rcu_free_nr_early();
 #else
 	return 0;
@@ -133,8 +131,8 @@ static unsigned long early_at_init;
 
 static int rcu_free_suite_init(struct kunit_suite *suite)
 {
-	if (!IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE))
-		pr_info("rcu_free: CONFIG_DEBUG_PAGE_RCU_FREE is off: no case checks the grace period of the paths it drives\n");
+	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK))
+		pr_info("rcu_free: no rcu_free_nr_early() (patch 19 is not applied): no case checks the grace period of the paths it drives\n");
 	return 0;
 }
 
@@ -149,10 +147,8 @@ static int rcu_free_test_init(struct kunit *test)
 static void rcu_free_test_exit(struct kunit *test)
 {
 	/* The grace period for what the case left waiting */
-	if (test->priv == rcu_free_start_held) {
-		kunit_deactivate_static_stub(test, rcu_free_start);
-		rcu_free_restart_held();
-	}
+	if (test->priv == hold_normal_free)
+		rcu_free_release();
 	rcu_free_wait_grace();
 	KUNIT_EXPECT_EQ_MSG(test, early_frees() - early_at_init, 0,
 			    "pages freed before their grace period ended");
@@ -258,8 +254,8 @@ static void rcu_free_freed_in_flight_waits_for_next(struct kunit *test)
 	unsigned long cookie;
 	int try;
 
-	if (!IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE))
-		kunit_skip(test, "needs DEBUG_PAGE_RCU_FREE: its check tells the grace period");
+	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK))
+		kunit_skip(test, "needs patch 19: its check tells the grace period");
 
 	for (try = 0; try < IN_FLIGHT_TRIES && !overlapped; try++) {
 		first = folio_alloc(GFP_KERNEL, 0);
@@ -330,47 +326,66 @@ static void rcu_free_reader_sees_old_contents(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "the reader saw changed bytes");
 }
 
-#ifdef rcu_free_memory_short
-static bool memory_short_always(struct zone *zone)
-{
-	return true;
-}
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EXPEDITE)
+static int fill_zone_dma(struct page **pages, int n, bool memalloc);
 
-static bool memory_short_never(struct zone *zone)
+/* Pages a case took to make ZONE_DMA short, given back when it ends */
+struct dma_fill {
+	struct page **pages;
+	int nr;
+};
+
+static void dma_fill_free(void *data)
 {
-	return false;
+	struct dma_fill *fill = data;
+
+	while (fill->nr > 0)
+		__free_page(fill->pages[--fill->nr]);
 }
 #endif
 
 /*
  * Defer RCU_FREE_EXPEDITE_PAGES pages on one CPU inside a read-side
- * section (no normal grace period can take any of them meanwhile) with
- * the zone's shortage forced to @is_short; the expedites that ran.
+ * section (no normal grace period can take any of them meanwhile).  The
+ * last one, whose free decides, is in a zone really short of memory if
+ * @is_short (ZONE_DMA, filled up by the case), else in one with plenty
+ * free.  The expedites that ran.
  */
 static unsigned long pile_up(struct kunit *test, bool is_short)
 {
-#ifdef rcu_free_memory_short
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EXPEDITE)
 	const int nr = RCU_FREE_EXPEDITE_PAGES;
+	unsigned long ev0, free_in, high;
+	struct dma_fill *fill;
 	struct page **pages;
-	unsigned long ev0;
+	struct zone *zone;
 	int i;
 
-	if (is_short)
-		kunit_activate_static_stub(test, rcu_free_memory_short,
-					   memory_short_always);
-	else
-		kunit_activate_static_stub(test, rcu_free_memory_short,
-					   memory_short_never);
+	if (is_short && !IS_ENABLED(CONFIG_ZONE_DMA))
+		kunit_skip(test, "needs ZONE_DMA: a zone it can fill without starving the rest");
 	pages = kunit_kcalloc(test, nr, sizeof(*pages), GFP_KERNEL);
+	fill = kunit_kzalloc(test, sizeof(*fill), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
+	KUNIT_ASSERT_NOT_NULL(test, fill);
+	fill->pages = kunit_kcalloc(test, DMA_MAX_PAGES, sizeof(*fill->pages),
+				    GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, fill->pages);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dma_fill_free,
+							fill), 0);
 	for (i = 0; i < nr; i++) {
-		pages[i] = alloc_page(GFP_KERNEL);
+		pages[i] = alloc_page(i == nr - 1 && is_short ?
+				      GFP_KERNEL | GFP_DMA : GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
 	}
+	zone = page_zone(pages[nr - 1]);
+	if (is_short)
+		fill->nr = fill_zone_dma(fill->pages, 0, false);
 	ev0 = vm_event(test, "pgfree_rcu_expedite");
 
 	rcu_read_lock();
 	migrate_disable();
+	free_in = zone_page_state(zone, NR_FREE_PAGES);
+	high = high_wmark_pages(zone);
 	for (i = 0; i < nr; i++)
 		put_flagged(pages[i]);
 	migrate_enable();
@@ -378,6 +393,9 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 
 	/* Runs the expedite work too, if it was queued */
 	rcu_free_wait_grace();
+	KUNIT_ASSERT_EQ_MSG(test, free_in < high, is_short,
+			    "%s: %lu pages free, high watermark %lu",
+			    zone->name, free_in, high);
 	return vm_event(test, "pgfree_rcu_expedite") - ev0;
 #else
 	KUNIT_FAIL_AND_ABORT(test, "no expedite: patch 5 is not applied");
@@ -385,19 +403,25 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 #endif
 }
 
-/* A CPU's pile-up past the threshold with memory short expedites once */
+/*
+ * A CPU's pile-up past the threshold, the last page in a zone below its
+ * high watermark, expedites once
+ */
 static void rcu_free_expedite_when_short(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, pile_up(test, true), 1);
 }
 
-/* The same pile-up with memory plentiful waits for a normal grace period */
+/*
+ * The same pile-up, the last page in a zone with plenty free, waits for a
+ * normal grace period
+ */
 static void rcu_free_no_expedite_when_plentiful(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, pile_up(test, false), 0);
 }
 
-#ifdef rcu_free_drain_helps
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_DRAIN)
 /* Inputs of the drain-before-OOM decision, and what it must decide */
 struct drain_case {
 	const char *name;
@@ -439,7 +463,7 @@ KUNIT_ARRAY_PARAM_DESC(drain, drain_cases, name);
 /* The drain-before-OOM decision on constructed inputs */
 static void rcu_free_drain_decision(struct kunit *test)
 {
-#ifdef rcu_free_drain_helps
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_DRAIN)
 	const struct drain_case *c = test->param_value;
 	struct rcu_free_drain_query q = {
 		.order = c->order,
@@ -507,11 +531,6 @@ static struct page **dma_pages(struct kunit *test)
 		kunit_skip(test, "needs ZONE_DMA: a zone it can fill without starving the rest");
 	pages = kunit_kcalloc(test, DMA_MAX_PAGES, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
-#ifdef rcu_free_memory_short
-	/* The drain must do it, not an expedite */
-	kunit_activate_static_stub(test, rcu_free_memory_short,
-				   memory_short_never);
-#endif
 	return pages;
 }
 
@@ -599,7 +618,7 @@ struct streak_case {
 	int drains;
 };
 
-#ifdef RCU_FREE_MAX_DRAINS
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_DRAIN)
 static const struct streak_case streak_cases[] = {
 	{ "no progress: the streak ends at the bound", 0,
 	  RCU_FREE_MAX_DRAINS },
@@ -695,7 +714,7 @@ static void streak_release(void *data)
  */
 static void rcu_free_drain_streak(struct kunit *test)
 {
-#ifdef RCU_FREE_MAX_DRAINS
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_DRAIN)
 	const struct streak_case *c = test->param_value;
 	struct page **pages = dma_pages(test);
 	/* Counters first: a missing one must not leave the zone filled */
@@ -1450,9 +1469,8 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 	old_waiting = dma_layout_old_waiting(l);
 
 	/* Give the held pages their grace period */
-	kunit_deactivate_static_stub(test, rcu_free_start);
+	rcu_free_release();
 	test->priv = NULL;
-	rcu_free_restart_held();
 	rcu_free_wait_grace();
 	waiting_later = dma_waiting(test, l);
 
@@ -1479,7 +1497,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
  */
 static void rcu_free_drain_frees_to_buddy(struct kunit *test)
 {
-#ifdef compaction_free_rcu
+#if IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_SYNC)
 	const int nr = 64;
 	struct page **pages = dma_pages(test);
 	int i, in_buddy = 0;
@@ -1498,7 +1516,7 @@ static void rcu_free_drain_frees_to_buddy(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, in_buddy, nr,
 			    "drained pages not on the buddy lists");
 #else
-	KUNIT_FAIL(test, "no rcu_free_sync() to test: patches 7-8 are not applied");
+	KUNIT_FAIL(test, "no rcu_free_sync() to test: patch 7 is not applied");
 #endif
 }
 
@@ -1837,11 +1855,13 @@ static struct kunit_case rcu_free_test_cases[] = {
 	{}
 };
 
-#else /* !CONFIG_PAGE_RCU_FREE */
+#else /* !CONFIG_DEBUG_PAGE_RCU_FREE */
 
 static int rcu_free_test_init(struct kunit *test)
 {
-	kunit_skip(test, "CONFIG_PAGE_RCU_FREE is off or rcu-free is not applied");
+	kunit_skip(test, IS_ENABLED(CONFIG_PAGE_RCU_FREE) ?
+		   "needs CONFIG_DEBUG_PAGE_RCU_FREE: the hold and wait helpers" :
+		   "CONFIG_PAGE_RCU_FREE is off or rcu-free is not applied");
 	return 0;
 }
 
@@ -1891,7 +1911,7 @@ static struct kunit_case rcu_free_test_cases[] = {
 	{}
 };
 
-#endif /* CONFIG_PAGE_RCU_FREE */
+#endif /* CONFIG_DEBUG_PAGE_RCU_FREE */
 
 static struct kunit_suite rcu_free_test_suite = {
 	.name = "rcu_free",

@@ -20,7 +20,7 @@ static inline int zone_stat_item(struct kunit *test, const char *name)
 		if (!strcmp(zone_stat_name(i), name))
 			break;
 	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_ZONE_STAT_ITEMS,
-			    "no %s in vmstat: that rcu-free patch is not applied",
+			    "no %s in vmstat: its rcu-free patch is not applied, or CONFIG_PAGE_RCU_FREE is off",
 			    name);
 	return i;
 }
@@ -52,7 +52,7 @@ static inline unsigned long vm_event(struct kunit *test, const char *name)
 		if (!strcmp(vm_event_name(i), name))
 			break;
 	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS,
-			    "no %s in vmstat: that rcu-free patch is not applied",
+			    "no %s in vmstat: its rcu-free patch is not applied, or CONFIG_PAGE_RCU_FREE is off",
 			    name);
 	events = kunit_kcalloc(test, NR_VM_EVENT_ITEMS, sizeof(*events),
 			       GFP_KERNEL);
