@@ -10,6 +10,7 @@
 #   make docs         build docs/ with Sphinx into build/docs
 #   make bench        the *_benchmark suites on VARIANT, in-boot comparisons
 #   make bench-compare A=before:shmem-batch B=series   two kernels alternately
+#   make bench-matrix the *_benchmark suites at each prefix of the series: the step each patch causes
 #   make series-check every prefix of patches/series: build, run, matrix
 #   make modules-run  the tristate suites as modules, loaded in the guest
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
@@ -23,7 +24,9 @@
 # patches/series), APPLIED=lazyfree-thp,... (the groups asis or SERIES=
 # carries; none; without it expected-before is off),
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
-# (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check),
+# (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check,
+# bench-matrix), STEPS=0,1,20,23 (bench-matrix: only these prefixes),
+# THRESHOLD=<%> (bench-matrix: mark larger steps, default 1),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
 # make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
 # names or categories of tools/testing/selftests/mm-kunit/tests), SMP=<n>
@@ -55,7 +58,7 @@ FROM    ?=
 TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
-	bench bench-compare series-check modules-run \
+	bench bench-compare bench-matrix series-check modules-run \
 	install uninstall docs selftests selftests-compare
 
 all: run
@@ -106,6 +109,9 @@ bench: deps
 bench-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make bench-compare: A=<kernel> B=<kernel> are required (e.g. A=before:shmem-batch B=series)" >&2; exit 2; }
 	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(REF),--ref='$(REF)') $(A) $(B)
+
+bench-matrix: deps
+	@$(MMKUNIT) bench-matrix $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO)) $(if $(STEPS),--steps=$(STEPS)) $(if $(THRESHOLD),--threshold=$(THRESHOLD))
 
 series-check: deps
 	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO))

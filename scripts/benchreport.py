@@ -14,6 +14,15 @@
       with "*" when the min-max ranges of base and new do not overlap.  A row
       found on one side only is an error, unless its case skipped on the other
       side (then it is listed as not compared, with the skip reason).
+  benchreport.py matrix --prefix K PATCH LOG[,LOG...] ... [--threshold PCT]
+      One kernel per prefix of a patch series (K = patches applied, PATCH = the
+      patch that prefix ends with, LOG "-" = that prefix did not build or
+      boot).  Per bench: each configuration's median at the first prefix, the
+      step every later prefix causes (%, against the previous prefix that has
+      it), marked "!" where its size exceeds --threshold (default 1.0 %),
+      and the total change; then the list of marked steps by patch, so that
+      one sees which patch costs (or gains) what.  The plot is each
+      configuration's median as a ratio to its first, against K.
   --json OUT: the rows' stats ("results"), every sample ("samples": log, line,
       case, bench, config, variant, round, value, unit), the skipped and
       failed cases ("cases").
@@ -90,6 +99,8 @@ DEFAULT_KUNIT_DIR = os.path.join(REPO, 'build', 'tree', 'tools', 'testing', 'kun
 REQUIRED = ('bench', 'variant', 'round', 'value', 'unit')
 BENCH_RE = re.compile(r'^\s*#\s+(?:\S+:\s+)?BENCH\s+(.*)$')
 ENV_RE = re.compile(r'^\s*#\s+(?:\S+:\s+)?BENCHENV\s+(.*)$')
+# A step of the per-patch matrix larger than this (in %) is marked.
+STEP_PCT = 1.0
 # Boots of one kernel whose medians differ by more than this do not "agree".
 AGREE_PCT = 0.5
 # Exact mode (-icount shift=0): a guest nanosecond is one instruction.
@@ -552,6 +563,133 @@ def compare(args, kp, printer) -> Report:
 	return out, base + new, base_cases + new_cases, points, failed
 
 
+def matrix(args, kp, printer) -> Report:
+	"""Print one per-patch table per bench: the median of each
+	configuration at the first prefix, then the step each patch causes."""
+	prefixes = []
+	for k, patch, logs in args.prefix:
+		if not re.fullmatch(r'[0-9]+', k):
+			raise Error(f'--prefix {k} {patch}: K must be the number of patches applied')
+		prefixes.append({'k': int(k), 'patch': patch,
+				 'logs': [] if logs == '-' else logs.split(',')})
+	if len({p['k'] for p in prefixes}) != len(prefixes):
+		raise Error('--prefix: the same K given twice')
+	prefixes.sort(key=lambda p: p['k'])
+	envs: Dict[str, Dict[str, str]] = {}
+	samples: List[Sample] = []
+	cases: List[Dict] = []
+	for p in prefixes:
+		got, got_cases = load_side(p['logs'], str(p['k']), kp, printer, envs)
+		samples += got
+		cases += got_cases
+		p['env'] = side_env(p['logs'], envs)
+	exact = {p['env'].get('exact', '?') for p in prefixes if p['logs']}
+	if 'yes' in exact and len(exact) > 1:
+		raise Error('some prefixes ran in exact mode and some did not: instruction counts '
+			    'and wall time do not compare')
+	check_units(samples)
+	built = [p for p in prefixes if p['logs']]
+	print(f'environment: {env_text(built[0]["env"]) if built else "-"}')
+	print(f'prefixes: {", ".join(str(p["k"]) for p in prefixes)}; a step is the change of '
+	      f'the median against the previous prefix that has the configuration; '
+	      f'"!" marks steps over {args.threshold}%')
+	benches_out, marked, points = {}, [], []
+	for bench, b in group(samples).items():
+		cols = [(ck, v) for ck in b['configs'] for v in b['variants'] if (ck, v) in b['cells']]
+		places = decimals([s for cell in b['cells'].values() for side in cell.values() for s in side])
+		med = {(col, p['k']): stats(b['cells'][col][str(p['k'])])
+		       for col in cols for p in prefixes if str(p['k']) in b['cells'][col]}
+		rows = [['', 'patch'] + [f'c{i + 1}' for i in range(len(cols))]]
+		steps: Dict[Tuple, Optional[float]] = {}
+		last: Dict[Tuple, float] = {}
+		first: Dict[Tuple, float] = {}
+		for p in prefixes:
+			row = [str(p['k']), p['patch'][:44]]
+			for col in cols:
+				st = med.get((col, p['k']))
+				if not p['logs']:
+					row.append('x')
+				elif st is None:
+					row.append('-')
+				elif col not in last:
+					row.append(num(st['median'], places))
+					first[col] = st['median']
+				else:
+					step = ((st['median'] - last[col]) / abs(last[col]) * 100
+						if last[col] else None)
+					steps[(col, p['k'])] = step
+					over = step is not None and abs(step) > args.threshold
+					row.append(pct(step, '+.2f') + ('!' if over else ''))
+					if over:
+						config = b['configs'][col[0]]
+						marked.append({'bench': bench, 'config': config, 'variant': col[1],
+							       'k': p['k'], 'patch': p['patch'], 'step_pct': step})
+				if st is not None:
+					last[col] = st['median']
+			rows.append(row)
+		total = ['', 'total (last / first)']
+		for col in cols:
+			total.append(pct((last[col] - first[col]) / abs(first[col]) * 100, '+.2f')
+				     if col in first and first[col] else '-')
+		rows.append(total)
+		print(f'\n{bench} ({", ".join(b["units"])}; case {", ".join(b["cases"])}); the '
+		      'first row with a value is the median, the rows after it the step in %')
+		print(table(rows, 'rl' + 'r' * len(cols)))
+		for i, (ck, v) in enumerate(cols):
+			print(f'  c{i + 1}: ' + ' '.join(f'{k}={x}' for k, x in b['configs'][ck].items()) +
+			      ('' if v == '-' else f' variant={v}'))
+		benches_out[bench] = {
+			'units': b['units'],
+			'columns': [{'config': b['configs'][ck], 'variant': v} for ck, v in cols],
+			'medians': [[med[(col, p['k'])]['median'] if (col, p['k']) in med else None
+				     for col in cols] for p in prefixes],
+			'steps_pct': [[steps.get((col, p['k'])) for col in cols] for p in prefixes]}
+		for col in cols:
+			ref = first.get(col)
+			if not ref:
+				continue
+			label = ' '.join(f'{k}={x}' for k, x in b['configs'][col[0]].items()) + \
+				('' if col[1] == '-' else f' variant={col[1]}')
+			points.append((bench, label, [(p['k'], med[(col, p['k'])]['median'] / ref)
+						      for p in prefixes if (col, p['k']) in med]))
+	if not samples:
+		print('no BENCH line: every benchmark case skipped')
+	if marked:
+		print(f'\nsteps over {args.threshold}%, by patch:')
+		for m in sorted(marked, key=lambda m: m['k']):
+			print(f'  {m["k"]:>3} {m["patch"]}: {m["step_pct"]:+.2f}%  '
+			      f'{describe(m["bench"], m["config"], m["variant"])}')
+	else:
+		print(f'\nno step over {args.threshold}%')
+	for p in prefixes:
+		if not p['logs']:
+			print(f'not measured: prefix {p["k"]} ({p["patch"]}): no log (build or boot failed)')
+	failed = report_cases(cases, sum(len(p['logs']) for p in prefixes))
+	out = {'mode': 'matrix', 'threshold_pct': args.threshold,
+	       'prefixes': [{'k': p['k'], 'patch': p['patch'], 'logs': p['logs'], 'env': p['env']}
+			    for p in prefixes],
+	       'envs': envs, 'benches': benches_out, 'marked': marked}
+	return out, samples, cases, points, failed
+
+
+def plot_matrix(plt, path: str, bench: str, lines: List[Tuple], ks: List[int]) -> None:
+	"""lines: (label, [(k, ratio to first)]); one PNG at path."""
+	fig, ax = plt.subplots(figsize=(max(7.0, 0.35 * len(ks) + 3), 5.0))
+	for i, (label, pts) in enumerate(lines):
+		ax.plot([k for k, _ in pts], [r for _, r in pts], marker='o', ms=3,
+			color=f'C{i % 10}', ls='-' if i < 10 else '--', label=label)
+	ax.axhline(1.0, color='grey', lw=0.8)
+	ax.set(xlabel='patches applied (prefix of the series)',
+	       ylabel='median / median at its first prefix')
+	ax.set_xticks(ks)
+	ax.grid(alpha=0.3)
+	ax.legend(fontsize='x-small', ncol=2)
+	fig.suptitle(f'{bench}: per-patch matrix')
+	fig.tight_layout()
+	fig.savefig(path, dpi=100)
+	plt.close(fig)
+
+
 def load_pyplot():
 	"""(matplotlib.pyplot with the Agg backend, None) or (None, why not)."""
 	try:
@@ -643,6 +781,14 @@ def main(argv: Optional[List[str]] = None) -> int:
 		       'the median of this configuration in the same boot (one the '
 		       'compared change does not touch), to cancel boot-to-boot level shifts')
 	a.set_defaults(fn=compare)
+	a = sub.add_parser('matrix', parents=[common], help='one kernel per prefix of a series')
+	a.add_argument('--prefix', nargs=3, action='append', required=True,
+		       metavar=('K', 'PATCH', 'LOGS'),
+		       help='K patches applied, the patch the prefix ends with, its logs '
+		       '(comma-separated; "-" when it was not measured)')
+	a.add_argument('--threshold', type=float, default=STEP_PCT,
+		       help=f'mark steps larger than this, in %% (default {STEP_PCT})')
+	a.set_defaults(fn=matrix)
 	args = ap.parse_args(argv)
 	try:
 		kp, printer = load_parser(args.kunit_dir)
@@ -664,7 +810,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 					os.makedirs(args.plots, exist_ok=True)
 					for bench in dict.fromkeys(p[0] for p in points):
 						path = os.path.join(args.plots, re.sub(r'[^\w.-]', '_', bench) + '.png')
-						plot_bench(plt, path, bench, [p[1:] for p in points if p[0] == bench])
+						mine = [p[1:] for p in points if p[0] == bench]
+						if out['mode'] == 'matrix':
+							plot_matrix(plt, path, bench, mine,
+								    [p['k'] for p in out['prefixes']])
+						else:
+							plot_bench(plt, path, bench, mine)
 						print(f'plot: {path}')
 				except OSError as e:
 					raise Error(f'{args.plots}: {e.strerror}')

@@ -294,15 +294,16 @@ def bench_mode() -> Dict[str, str]:
 
 def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
 	       jobs: int, timeout: int, glob: str = '',
-	       mode: Optional[Dict[str, str]] = None) -> str:
+	       mode: Optional[Dict[str, str]] = None, build_name: str = '') -> str:
 	"""Boot @variant's kernel for the benchmark suites; keep its guest log.
 	@mode (bench_mode()) and the variant reach the benchmarks' BENCHENV
-	line as mm_bench.* kernel parameters."""
+	line as mm_bench.* kernel parameters.  @build_name: the build
+	directory (default: the variant's own)."""
 	name = variant.replace(':', '-')
 	env = dict(mode or {}, variant=variant)
 	st = stages.run_variant(variant, jobs=jobs, timeout=timeout or 1800,
 				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build,
-				name=name, build_name=name,
+				name=name, build_name=build_name or name,
 				kernel_args=[f'mm_bench.{k}={v}' for k, v in env.items()])
 	if st.error:
 		raise Error(st.error)
@@ -362,6 +363,54 @@ def cmd_bench_compare(args) -> int:
 			    out)
 
 
+def matrix_prefixes(n: int, lo: Optional[int], hi: Optional[int], steps: str) -> List[int]:
+	"""The prefixes bench-matrix measures: FROM..TO (default 0..@n), or
+	the comma-separated STEPS (e.g. the group boundaries)."""
+	if steps:
+		if lo is not None or hi is not None:
+			raise Error('give STEPS= or FROM=/TO=, not both')
+		try:
+			ks = sorted({int(x) for x in steps.split(',') if x.strip()})
+		except ValueError:
+			raise Error(f'STEPS={steps}: comma-separated prefix numbers (0 = pristine 7.3)')
+	else:
+		ks = list(range(lo if lo is not None else 0, (hi if hi is not None else n) + 1))
+	if len(ks) < 2 or ks[0] < 0 or ks[-1] > n:
+		raise Error(f'bench-matrix needs two or more prefixes within 0..{n} (got {ks})')
+	return ks
+
+
+def cmd_bench_matrix(args) -> int:
+	"""The benchmark suites at each prefix of the series, in one build
+	directory (each step recompiles what the next patch touched): every
+	configuration's median and the step each patch causes."""
+	series = tree.series_patches()
+	ks = matrix_prefixes(len(series), args.from_, args.to, args.steps)
+	out = bench_dir(f'matrix-{ks[0]}-{ks[-1]}')
+	mode = bench_mode()
+	if mode['exact'] != 'yes' and args.boots < 3:
+		info('bench-matrix: not exact mode, where one boot moves by up to ±20 %: '
+		     'steps of a few percent are noise; give BOOTS=3 or more')
+	report_args = ['matrix', '--threshold', str(args.threshold)]
+	missing = 0
+	for k in ks:
+		logs: List[str] = []
+		for i in range(args.boots):
+			try:
+				logs.append(bench_boot(f'upto:{k}', out, f'upto-{k}-boot{i + 1}', i == 0,
+						       args.jobs, args.timeout, args.filter_glob, mode,
+						       build_name='bench-matrix'))
+			except Error as e:
+				info(f'bench-matrix: prefix {k} not measured: {e}')
+				logs = []
+				missing += 1
+				break
+		name = tree.patch_name(series[k - 1]) if k else 'pristine 7.3'
+		report_args += ['--prefix', str(k), name, ','.join(logs) or '-']
+	rc = bench_report(report_args, out)
+	return max(rc, 1) if missing else rc
+
+
 # ------------------------------------------------------------ main
 
 def add_lock_options(p: argparse.ArgumentParser) -> None:
@@ -410,6 +459,16 @@ def main(argv: List[str]) -> int:
 	c.add_argument('--ref', default='', help="benchreport's --ref: a configuration the change "
 		       'does not touch, as the in-boot reference')
 	c.set_defaults(fn=cmd_bench_compare)
+	bm = sub.add_parser('bench-matrix', help='benchmark suites at each prefix of the series')
+	bm.add_argument('--from', dest='from_', type=int, default=None)
+	bm.add_argument('--to', type=int, default=None)
+	bm.add_argument('--steps', default='', help='comma-separated prefixes instead of '
+			'FROM..TO (e.g. the group boundaries)')
+	bm.add_argument('--boots', type=int, default=1, help='boots per prefix (default 1: '
+			'exact mode repeats itself)')
+	bm.add_argument('--threshold', type=float, default=1.0,
+			help='mark steps larger than this, in %% (default 1.0)')
+	bm.set_defaults(fn=cmd_bench_matrix)
 	j = sub.add_parser('judge', help='judge the guest log of a kernel built and booted '
 			   'elsewhere (summary.json and junit.xml next to it)')
 	j.add_argument('log', help='the raw guest console (kunit.py\'s test.log)')
@@ -430,10 +489,10 @@ def main(argv: List[str]) -> int:
 	m.set_defaults(fn=cmd_series_check)
 	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
 	mr.set_defaults(fn=cmd_modules_run)
-	for p in (b, c):
+	for p in (b, c, bm):
 		p.add_argument('--filter_glob', default='',
 			       help=f'kunit.py filter glob (default {BENCH_GLOB})')
-	for p in (b, c, m, mr):
+	for p in (b, c, bm, m, mr):
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,
 			       help='guest run timeout in seconds (default 1800)')

@@ -178,12 +178,11 @@ def host_tests() -> Stage:
 def checkpatch_targets() -> List[Tuple[str, List[str]]]:
 	"""(path, extra args) of every patch in the series and every suite file."""
 	out = [(tree.patch_file(p), []) for p in tree.series_patches()]
-	for d in ('mm/tests', 'fs/tests'):
-		top = os.path.join(REPO, d)
-		if os.path.isdir(top):
-			for n in sorted(os.listdir(top)):
-				if n.endswith(('.c', '.h')):
-					out.append((os.path.join(top, n), ['--file']))
+	top = os.path.join(REPO, 'mm/tests')
+	if os.path.isdir(top):
+		for n in sorted(os.listdir(top)):
+			if n.endswith(('.c', '.h')):
+				out.append((os.path.join(top, n), ['--file']))
 	return out
 
 

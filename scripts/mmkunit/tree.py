@@ -18,12 +18,12 @@ from typing import List, Optional, Tuple
 from .common import BUILD, GIT_ID, REPO, Error, info, rel, sh
 
 # Files of ours copied into the kernel tree, relative to the repo root.
-OVERLAY_DIRS = ['mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
+OVERLAY_DIRS = ['mm/tests', 'tools/testing/kunit/configs',
 		'tools/testing/kunit/qemu_configs']
 QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
 DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
 # kunitconfigs of the functional suites, relative to the tree.
-SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig', 'fs/tests/.kunitconfig']
+SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig']
 
 def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
 	"""(VERSION, PATCHLEVEL) of a kernel tree, None if it is not one."""
@@ -391,9 +391,7 @@ def overlay_files() -> List[str]:
 # anchor): the line is added once, before the last anchor line (or at the
 # end when anchor is None).
 HOOKS = [('mm/Kconfig', 'source "mm/tests/Kconfig"', 'endmenu'),
-	 ('mm/Makefile', 'obj-y += tests/', None),
-	 ('fs/Kconfig', 'source "fs/tests/Kconfig"', 'endmenu'),
-	 ('fs/Makefile', 'obj-y += tests/', None)]
+	 ('mm/Makefile', 'obj-y += tests/', None)]
 
 
 def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:

@@ -130,8 +130,6 @@ TREE_FILES = {
 	'mm/Kconfig': 'menu "mm"\n\nendmenu\n',
 	'mm/Makefile': 'obj-y := fake.o\n',
 	'mm/fake.c': 'int fake;\n',
-	'fs/Kconfig': 'menu "fs"\n\nendmenu\n',
-	'fs/Makefile': 'obj-y := open.o\n',
 	'scripts/checkpatch.pl': 'exit 0;\n',
 }
 
@@ -170,7 +168,7 @@ class FakeRepo:
 		with open(os.path.join(tests, 'test_fake.py'), 'w') as f:
 			f.write('import unittest\n\n\nclass T(unittest.TestCase):\n'
 				'\tdef test_ok(self):\n\t\tpass\n')
-		for d in ('mm/tests', 'fs/tests', 'tools/testing/kunit/configs',
+		for d in ('mm/tests', 'tools/testing/kunit/configs',
 			  'tools/testing/kunit/qemu_configs'):
 			shutil.copytree(os.path.join(REPO, d), os.path.join(self.repo, d), ignore=ign)
 		shutil.copy(os.path.join(REPO, 'Makefile'), self.repo)

@@ -461,5 +461,67 @@ class TestPlots(Base):
 		self.assertFalse(os.path.exists(os.path.join(self.tmp, 'png')))
 
 
+class TestMatrix(Base):
+	"""Prefix 0 = the compare-A logs (pread16 threads=1 median 11, threads=2
+	21), prefix 1 = compare-B (15, 22; batchread appears), prefix 2 not
+	measured, prefix 3 = compare-B again (no step)."""
+
+	def matrix(self, *extra):
+		return self.json_of('matrix', '--prefix', '0', 'pristine 7.3', ','.join(BASE),
+				    '--prefix', '1', 'g/0001-a.patch', ','.join(NEW),
+				    '--prefix', '2', 'g/0002-b.patch', '-',
+				    '--prefix', '3', 'g/0003-c.patch', ','.join(NEW), *extra)
+
+	def column(self, d, bench, variant='-', **config):
+		b = d['benches'][bench]
+		i = b['columns'].index({'config': config, 'variant': variant})
+		return [m[i] for m in b['medians']], [s[i] for s in b['steps_pct']]
+
+	# Catches a step taken against the wrong prefix (the unmeasured one, or
+	# the first instead of the previous), with the wrong sign, or a
+	# configuration that appears at a later prefix given a step.
+	def test_steps_against_previous_measured_prefix(self):
+		d, out = self.matrix()
+		med, steps = self.column(d, 'pread16', fs='tmpfs', threads='1')
+		self.assertEqual(med, [11, 15, None, 15])
+		self.assertEqual(steps[:3], [None, 400 / 11, None])
+		self.assertAlmostEqual(steps[3], 0.0)
+		med, steps = self.column(d, 'batchread', 'on', size='64K')
+		self.assertEqual(med[0], None)
+		self.assertEqual(steps[1], None)
+		self.assertRegex(out, r'\n1 +g/0001-a\.patch +\+36\.36%! +\+4\.76%!\n')
+		self.assertRegex(out, r'\n2 +g/0002-b\.patch +x +x\n')
+		self.assertIn('not measured: prefix 2 (g/0002-b.patch)', out)
+
+	# Catches the threshold not applied (every step marked, or none) and the
+	# marked steps not listed by patch.
+	def test_threshold_marks_steps(self):
+		d, out = self.matrix('--threshold', '5')
+		self.assertEqual([(m['k'], m['config']['threads']) for m in d['marked']], [(1, '1')])
+		self.assertIn('\n    1 g/0001-a.patch: +36.36%  bench=pread16 fs=tmpfs threads=1', out)
+		self.assertNotIn('+4.76%!', out)
+		d, _ = self.matrix()
+		self.assertEqual(sorted((m['k'], m['config']['threads']) for m in d['marked']),
+				 [(1, '1'), (1, '2')])
+
+	# Catches prefixes of exact mode mixed with wall-time ones being compared.
+	def test_exact_and_wall_time_refused(self):
+		a = [self.mutate(p, with_env, 'env-') for p in BASE]
+		b = [self.mutate(p, lambda ls: with_env(ls, ENV.replace('exact=yes', 'exact=no')), 'wall-')
+		     for p in NEW]
+		p = run('matrix', '--prefix', '0', 'p', ','.join(a), '--prefix', '1', 'q', ','.join(b))
+		self.assertBadInput(p, 'some prefixes ran in exact mode and some did not')
+
+	# Catches a plot missing for the matrix.
+	def test_matrix_plot(self):
+		p = run('matrix', '--prefix', '0', 'p', ','.join(BASE), '--prefix', '1', 'q',
+			','.join(NEW), '--plots', self.tmp)
+		self.assertEqual(p.returncode, 0, p.stderr)
+		if 'plots skipped' in p.stdout:
+			self.skipTest(p.stdout.strip().splitlines()[-1])
+		self.assertEqual(sorted(x for x in os.listdir(self.tmp) if x.endswith('.png')),
+				 ['batchread.png', 'pread16.png'])
+
+
 if __name__ == '__main__':
 	unittest.main()

@@ -247,6 +247,42 @@ class InstallTest(unittest.TestCase):
 		self.assertFalse(os.path.exists(os.path.join(self.kdir, rel)))
 		self.assertIn(f'removed   {rel}', outp)
 
+	# An install made before the shmem suites moved from fs/tests to
+	# mm/tests (fs/tests files, hook lines in fs/Kconfig and fs/Makefile),
+	# then a reinstall from the current repo.  Catches: the old fs/tests
+	# files or the fs hook lines left behind, 7.3's own fs/tests touched,
+	# or an uninstall that does not give back the tree of before.
+	def test_reinstall_over_install_with_fs_tests(self):
+		before = snapshot(self.kdir)
+		old_files = {'fs/tests/Kconfig': 'config SHMEM_READ_KUNIT_TEST\n\tbool\n',
+			     'fs/tests/Makefile': 'obj-y += shmem_read_kunit.o\n',
+			     'fs/tests/shmem_read_kunit.c': '// before the move\n'}
+		for rel, text in old_files.items():
+			os.makedirs(os.path.join(self.repo, os.path.dirname(rel)), exist_ok=True)
+			with open(os.path.join(self.repo, rel), 'w') as f:
+				f.write(text)
+		old_hooks = list(mmkunit.HOOKS) + [
+			('fs/Kconfig', 'source "fs/tests/Kconfig"', 'endmenu'),
+			('fs/Makefile', 'obj-y += tests/', None)]
+		with mock.patch.object(mmkunit, 'OVERLAY_DIRS', mmkunit.OVERLAY_DIRS + ['fs/tests']), \
+		     mock.patch.object(mmkunit, 'HOOKS', old_hooks):
+			self.install_ok()
+		self.assertEqual(self.read('fs/tests/shmem_read_kunit.c'), b'// before the move\n')
+		self.assertIn(b'source "fs/tests/Kconfig"', self.read('fs/Kconfig'))
+		shutil.rmtree(os.path.join(self.repo, 'fs'))
+		outp = self.install_ok()
+		for rel in old_files:
+			self.assertFalse(os.path.exists(os.path.join(self.kdir, rel)), rel)
+			self.assertIn(f'removed   {rel}', outp)
+		for rel in ('fs/Kconfig', 'fs/Makefile'):
+			self.assertEqual(self.read(rel), before[rel][0], rel)
+		self.assertIn('2 removed', outp)
+		self.assertEqual(self.read('fs/tests/exec_kunit.c').decode(),
+				 USER_FILES['fs/tests/exec_kunit.c'])
+		self.assertTrue(os.path.isfile(os.path.join(self.kdir, 'mm/tests/shmem_read_kunit.c')))
+		self.run_cmd('uninstall')
+		self.assertEqual(snapshot(self.kdir), before)
+
 	# Catches: a user's own file at one of our paths overwritten, or a
 	# half-done install before the refusal.
 	def test_conflicting_user_file_refused(self):

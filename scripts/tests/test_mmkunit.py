@@ -216,23 +216,24 @@ class TestTreeAndSeries(unittest.TestCase):
 		groups = [tree.group_of(p) for p in series]
 		self.assertEqual(groups, sorted(groups, key=order.index))
 
+	# (every suite lives in mm/tests, beside the code it tests: the hooks
+	# touch mm/Kconfig and mm/Makefile only)
 	def test_hooks_idempotent_and_anchored(self):
 		with tempfile.TemporaryDirectory() as d:
-			for sub in ('mm', 'fs'):
-				os.makedirs(os.path.join(d, sub))
-				with open(os.path.join(d, sub, 'Kconfig'), 'w') as f:
-					f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
-				with open(os.path.join(d, sub, 'Makefile'), 'w') as f:
-					f.write('obj-y += a.o\n')
-			self.assertEqual(sorted(tree.apply_hooks(d)),
-					 ['fs/Kconfig', 'fs/Makefile', 'mm/Kconfig', 'mm/Makefile'])
+			os.makedirs(os.path.join(d, 'mm'))
+			with open(os.path.join(d, 'mm', 'Kconfig'), 'w') as f:
+				f.write('menu "x"\nconfig A\n\tbool\n\nendmenu\n')
+			with open(os.path.join(d, 'mm', 'Makefile'), 'w') as f:
+				f.write('obj-y += a.o\n')
+			self.assertEqual(sorted(tree.apply_hooks(d)), ['mm/Kconfig', 'mm/Makefile'])
 			self.assertEqual(tree.apply_hooks(d), [])
-			for sub in ('mm', 'fs'):
-				with open(os.path.join(d, sub, 'Kconfig')) as f:
-					k = f.read()
-				src = 'source "%s/tests/Kconfig"' % sub
-				self.assertLess(k.index(src), k.index('endmenu'))
-				self.assertEqual(k.count(src), 1)
+			with open(os.path.join(d, 'mm', 'Kconfig')) as f:
+				k = f.read()
+			src = 'source "mm/tests/Kconfig"'
+			self.assertLess(k.index(src), k.index('endmenu'))
+			self.assertEqual(k.count(src), 1)
+			with open(os.path.join(d, 'mm', 'Makefile')) as f:
+				self.assertEqual(f.read().count('obj-y += tests/'), 1)
 
 	# series-check: PASS -> not PASS between built prefixes is a regression,
 	# an unbuilt prefix is reported and skipped, first passing patch per case
@@ -279,7 +280,8 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertEqual(cli.module_ktap('no mark here'), '')
 
 	# the stock-kunit.py configs stay in step with the suites' kunitconfigs:
-	# mm_suites.config is their union, mm_debug.config contains it
+	# mm_suites.config is their union (mm/tests/.kunitconfig alone, since
+	# every suite lives in mm/tests), mm_debug.config contains it
 	def test_kunitconfigs_in_step(self):
 		def syms(rel):
 			with open(os.path.join(REPO, rel)) as f:
@@ -332,6 +334,20 @@ class TestTreeAndSeries(unittest.TestCase):
 			self.assertEqual(tree.variant_patches('upto:c'), series)
 			with self.assertRaises(common.Error):
 				tree.variant_patches('upto:nosuch')
+
+
+class TestBenchMatrixPrefixes(unittest.TestCase):
+	# Catches bench-matrix measuring other prefixes than asked: FROM..TO
+	# inclusive (default 0..N), STEPS sorted and deduplicated, nonsense refused.
+	def test_prefixes(self):
+		self.assertEqual(cli.matrix_prefixes(23, None, None, ''), list(range(24)))
+		self.assertEqual(cli.matrix_prefixes(23, 20, None, ''), [20, 21, 22, 23])
+		self.assertEqual(cli.matrix_prefixes(23, None, 2, ''), [0, 1, 2])
+		self.assertEqual(cli.matrix_prefixes(23, None, None, '23,0,1,20,1'), [0, 1, 20, 23])
+		for bad in ((23, 3, 3, ''), (23, None, None, '5'), (23, None, None, '0,24'),
+			    (23, None, None, 'a,b'), (23, 0, None, '0,1')):
+			with self.assertRaises(common.Error, msg=bad):
+				cli.matrix_prefixes(*bad)
 
 
 class TestDeps(unittest.TestCase):
@@ -411,10 +427,13 @@ class TestFetch(unittest.TestCase):
 			with open(src, 'w') as f:
 				f.write('Types: deb\nURIs: http://127.0.0.1:9/debian\n'
 					'Suites: bookworm\nComponents: main\n')
+			# without the local tarball the docs tell everyone to export
+			# (with it, the script unpacked that and passed)
+			env = {k: v for k, v in os.environ.items() if k != 'LINUX_TARBALL'}
+			env['MMKUNIT_APT_SOURCES'] = src
 			r = subprocess.run([os.path.join(REPO, 'scripts/fetch-linux.sh'),
 					    os.path.join(d, 'b')],
-					   env=dict(os.environ, MMKUNIT_APT_SOURCES=src),
-					   capture_output=True, text=True, timeout=300)
+					   env=env, capture_output=True, text=True, timeout=300)
 			self.assertNotEqual(r.returncode, 0)
 			self.assertIn('cannot reach the Debian mirror', r.stderr)
 

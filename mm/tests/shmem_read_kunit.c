@@ -29,8 +29,8 @@
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
 
-#include "../../mm/internal.h"
-#include "../../mm/tests/mm_test_util.h"
+#include "../internal.h"
+#include "mm_test_util.h"
 
 #define SZ_PAGE		PAGE_SIZE
 #define PMD_BYTES	(SZ_1M * 2)

@@ -36,10 +36,10 @@
 #include <linux/sizes.h>
 #include <linux/vmalloc.h>
 
-#include "../../mm/internal.h"
-#include "../../mm/tests/lockless_read.h"
-#include "../../mm/tests/mm_test_util.h"
-#include "../../mm/tests/mm_bench.h"
+#include "../internal.h"
+#include "lockless_read.h"
+#include "mm_test_util.h"
+#include "mm_bench.h"
 
 #define FILE_SIZE	(SZ_1M * 64)
 /* passes over the file per sample: 256 MiB, long enough to ride out noise */
