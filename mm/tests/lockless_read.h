@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Files with a known pattern and the debugfs lockless_page_cache_read
- * switch, shared by the lockless_read suites and the pread16 benchmark.
+ * Files with a known pattern, the debugfs lockless_page_cache_read switch
+ * and the count of what reads copied without folio references (from the
+ * mm_filemap_read_rcu tracepoint), shared by the lockless_read suites and
+ * the pread16 and shmem_read benchmarks.
  */
 #ifndef MM_TESTS_LOCKLESS_READ_H
 #define MM_TESTS_LOCKLESS_READ_H
@@ -278,6 +280,58 @@ static inline int lr_switch_get(struct kunit *test)
 	KUNIT_ASSERT_GT(test, lr_switch_io(test, false, buf, sizeof(buf) - 1),
 			0);
 	return buf[0] - '0';
+}
+
+/* ------------------------------------------------- mm_filemap_read_rcu */
+
+#define LR_TRACEPOINT	"mm_filemap_read_rcu"
+
+/*
+ * What reads copied without folio references while a case counts: the
+ * mm_filemap_read_rcu tracepoint (rcu-free patch 13) fires once per RCU
+ * read-side critical section that copied something, with the bytes it
+ * copied.  Its probe runs inside rcu_read_lock(), on any CPU: atomics.
+ */
+struct lr_count {
+	atomic_long_t sections;
+	atomic_long_t bytes;
+};
+
+/* A snapshot of the counts, for the difference over a read */
+struct lr_stat {
+	unsigned long sections;
+	unsigned long bytes;
+};
+
+static inline void lr_count_probe(void *data, struct address_space *mapping,
+				  pgoff_t index, size_t bytes)
+{
+	struct lr_count *c = data;
+
+	atomic_long_inc(&c->sections);
+	atomic_long_add(bytes, &c->bytes);
+}
+
+/*
+ * Count from now until the case ends (a KUnit action detaches the probe,
+ * also when an assertion ends the case early).  Fails the case on a
+ * kernel without the tracepoint.
+ */
+static inline struct lr_count *lr_count_start(struct kunit *test)
+{
+	struct lr_count *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	if (!mm_test_probe(test, LR_TRACEPOINT, lr_count_probe, c))
+		KUNIT_FAIL_AND_ABORT(test, "no tracepoint " LR_TRACEPOINT
+				     ": rcu-free patch 13 is not applied");
+	return c;
+}
+
+static inline void lr_count_now(struct lr_count *c, struct lr_stat *s)
+{
+	s->sections = atomic_long_read(&c->sections);
+	s->bytes = atomic_long_read(&c->bytes);
 }
 
 #endif /* MM_TESTS_LOCKLESS_READ_H */

@@ -5,17 +5,21 @@
  * refuses a folio, and that filemap_read() and tmpfs reads copy the right
  * bytes that way, with the lockless_page_cache_read switch on and off.
  *
- * A read only counts as lockless when the per-CPU counts behind
- * filemap_read_rcu_stat() say so: each correctness case checks that every
- * byte it read was copied without a reference (and in how many RCU
- * sections), so it cannot pass on the slow path alone.  Flagged folios are
- * made the way a workload makes them: by reading them again and again.
+ * A read only counts as lockless when the mm_filemap_read_rcu tracepoint
+ * says so (a probe of the case's own counts its RCU sections and bytes):
+ * each correctness case checks that every byte it read was copied without a
+ * reference (and in how many RCU sections), so it cannot pass on the slow
+ * path alone.  Flagged folios are made the way a workload makes them: by
+ * reading them again and again.
  *
- * Counters are read by name (pgfree_rcu_mark), so a tree without the patch
- * that adds one fails with a message saying so.  Without
- * CONFIG_DEBUG_PAGE_RCU_FREE (its hold and wait helpers; implied by the
- * suite's Kconfig entry) every case skips; without patch 13 (no filemap_read_rcu_can_copy()) the
- * cases that need it skip.
+ * Counters and the tracepoint are looked up by name (pgfree_rcu_mark,
+ * mm_filemap_read_rcu), so a tree without the patch that adds one fails
+ * with a message saying so.  Every case's exit waits out the grace period
+ * of what it left waiting, and the ABA case holds the deferred frees back,
+ * with the helpers of CONFIG_DEBUG_PAGE_RCU_FREE (implied by the suite's
+ * Kconfig entry): without it, or without CONFIG_PAGE_RCU_FREE, every case
+ * skips and says which is missing.  Before patch 13 the cases that need it
+ * fail.
  */
 
 #include <kunit/test.h>
@@ -214,13 +218,6 @@ static void lockless_shmem_counts_accesses(struct kunit *test)
 			      "reads at offset 100 never flagged the folio");
 }
 
-#ifdef filemap_read_rcu_can_copy
-
-static void stat_now(struct filemap_read_rcu_stat *s)
-{
-	filemap_read_rcu_stat(s);
-}
-
 /* --------------------------------------------- filemap_read_rcu_can_copy */
 
 struct can_copy_case {
@@ -269,9 +266,14 @@ KUNIT_ARRAY_PARAM_DESC(can_copy, can_copy_cases, name);
 static void lockless_can_copy(struct kunit *test)
 {
 	const struct can_copy_case *c = test->param_value;
-	struct folio *folio = folio_alloc(GFP_KERNEL, c->order);
-	bool got;
+	struct folio *folio;
+	bool got = false;
 
+	/* See the LOCKLESS_READ_KUNIT_HAVE_* group in mm/tests/Kconfig */
+	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY))
+		KUNIT_FAIL_AND_ABORT(test,
+				     "no filemap_read_rcu_can_copy(): rcu-free patch 13 is not applied");
+	folio = folio_alloc(GFP_KERNEL, c->order);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	folio->index = c->index;
 	if (c->set & LR_RCU_FREE)
@@ -289,7 +291,9 @@ static void lockless_can_copy(struct kunit *test)
 	if (c->set & LR_HAS_HWPOISONED)
 		folio_set_has_hwpoisoned(folio);
 
+#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY)
 	got = filemap_read_rcu_can_copy(folio, c->at);
+#endif
 
 	folio_clear_rcu_free(folio);
 	folio_clear_uptodate(folio);
@@ -454,20 +458,21 @@ static const loff_t read_offs[] = {
  * One read of @len at @off, checked against the file and, with the switch
  * on (@lockless), against the counts of lockless copies; false on failure.
  */
-static bool read_one(struct kunit *test, struct reader *r, struct lr_file *lf,
-		     enum lr_iter iter, bool lockless, loff_t off, size_t len)
+static bool read_one(struct kunit *test, struct reader *r, struct lr_count *cnt,
+		     struct lr_file *lf, enum lr_iter iter, bool lockless,
+		     loff_t off, size_t len)
 {
 	size_t want = off >= lf->size ? 0 : min_t(loff_t, len, lf->size - off);
 	unsigned long sections = DIV_ROUND_UP(want, SZ_512K);
-	struct filemap_read_rcu_stat s0, s1;
+	struct lr_stat s0, s1;
 	char what[96];
 	ssize_t n;
 
 	snprintf(what, sizeof(what), "switch %s, %zu at %lld",
 		 lockless ? "on" : "off", len, off);
-	stat_now(&s0);
+	lr_count_now(cnt, &s0);
 	n = reader_read(test, r, lf->file, iter, off, len);
-	stat_now(&s1);
+	lr_count_now(cnt, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)want, "%s", what);
 	if (n != (ssize_t)want || check_bytes(test, r, lf, what, off, n))
 		return false;
@@ -495,6 +500,7 @@ static bool read_one(struct kunit *test, struct reader *r, struct lr_file *lf,
 static void lockless_read_bytes(struct kunit *test)
 {
 	const struct read_case *c = test->param_value;
+	struct lr_count *cnt = lr_count_start(test);
 	struct lr_file *lf = lr_file_create(test, c->fs, READ_FILE_SIZE);
 	struct reader *r = reader_create(test);
 	unsigned int i, j, sw;
@@ -508,8 +514,9 @@ static void lockless_read_bytes(struct kunit *test)
 		lr_switch(test, sw == 0);
 		for (i = 0; i < ARRAY_SIZE(read_offs); i++)
 			for (j = 0; j < ARRAY_SIZE(read_lens); j++)
-				if (!read_one(test, r, lf, c->iter, sw == 0,
-					      read_offs[i], read_lens[j]))
+				if (!read_one(test, r, cnt, lf, c->iter,
+					      sw == 0, read_offs[i],
+					      read_lens[j]))
 					return;
 	}
 }
@@ -556,13 +563,15 @@ static void lockless_fmode_random_prev_pos(struct kunit *test)
  */
 static void lockless_read_clears_idle(struct kunit *test)
 {
-	struct filemap_read_rcu_stat s0, s1;
+	struct lr_stat s0, s1;
+	struct lr_count *cnt;
 	struct folio *folio;
 	struct lr_file *lf;
 	bool idle;
 
 	if (!IS_ENABLED(CONFIG_PAGE_IDLE_FLAG))
 		kunit_skip(test, "needs IDLE_PAGE_TRACKING");
+	cnt = lr_count_start(test);
 	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	lr_file_write(test, lf, 0, lf->size, 5);
 	make_hot(test, lf);
@@ -577,9 +586,9 @@ static void lockless_read_clears_idle(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
 	idle = folio_test_idle(folio);
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, PAGE_SIZE, 16), 16);
-	stat_now(&s0);
+	lr_count_now(cnt, &s0);
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	stat_now(&s1);
+	lr_count_now(cnt, &s1);
 
 	KUNIT_EXPECT_FALSE_MSG(test, idle, "a read left the hot folio idle");
 	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16,
@@ -593,9 +602,10 @@ static void lockless_read_clears_idle(struct kunit *test)
  */
 static void lockless_shmem_falloc_and_holes(struct kunit *test)
 {
+	struct lr_count *cnt = lr_count_start(test);
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 8 * PAGE_SIZE);
 	struct reader *r = reader_create(test);
-	struct filemap_read_rcu_stat s0, s1;
+	struct lr_stat s0, s1;
 	unsigned int i;
 
 	/* pages 0-1 and 4-7 written, 2 fallocated, 3 a hole */
@@ -626,11 +636,11 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
 	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 2),
 			       "fallocated folio flagged");
 
-	stat_now(&s0);
+	lr_count_now(cnt, &s0);
 	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
 					  2 * PAGE_SIZE, 2 * PAGE_SIZE),
 			(ssize_t)(2 * PAGE_SIZE));
-	stat_now(&s1);
+	lr_count_now(cnt, &s1);
 	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "fallocated and hole",
 					  2 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
 	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
@@ -650,37 +660,42 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
  */
 static void lockless_debugfs_switch(struct kunit *test)
 {
+	struct lr_count *cnt = lr_count_start(test);
 	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 2 * PAGE_SIZE);
-	struct filemap_read_rcu_stat s0, s1;
+	struct lr_stat s0, s1;
 
 	lr_file_write(test, lf, 0, lf->size, 9);
 	make_hot(test, lf);
 
 	lr_switch(test, false);
 	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 0);
-	stat_now(&s0);
+	lr_count_now(cnt, &s0);
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	stat_now(&s1);
+	lr_count_now(cnt, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
 			    "switch 0: still copied without a reference");
 
 	lr_switch(test, true);
 	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 1);
-	stat_now(&s0);
+	lr_count_now(cnt, &s0);
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	stat_now(&s1);
+	lr_count_now(cnt, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16UL,
 			    "switch 1: not copied without a reference");
 }
 
-static const char * const aba_ways[] = { "truncated", "evicted" };
+/* How the ABA case lets go of the file while a reader may hold its folio */
+struct aba_case {
+	const char *name;
+	bool evict;	/* delete the file and evict its inode; else truncate */
+};
 
-static void aba_desc(const char * const *way, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", *way);
-}
+static const struct aba_case aba_cases[] = {
+	{ "truncated", false },
+	{ "evicted", true },
+};
 
-KUNIT_ARRAY_PARAM(aba, aba_ways, aba_desc);
+KUNIT_ARRAY_PARAM_DESC(aba, aba_cases, name);
 
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
@@ -691,7 +706,7 @@ KUNIT_ARRAY_PARAM(aba, aba_ways, aba_desc);
  */
 static void lockless_evicted_folio_free_deferred(struct kunit *test)
 {
-	const char *way = *(const char * const *)test->param_value;
+	const struct aba_case *c = test->param_value;
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	struct folio *folio;
 	struct page *page;
@@ -706,47 +721,27 @@ static void lockless_evicted_folio_free_deferred(struct kunit *test)
 	lru_add_drain_all();
 	rcu_free_hold();
 	test->priv = rcu_free_hold;
-	if (!strcmp(way, "truncated"))
-		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
-	else
+	if (c->evict)
 		lr_file_drop(test, lf);
+	else
+		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
 	/* A page freed at once would be on a per-CPU list: move it to buddy */
 	drain_all_pages(NULL);
 	KUNIT_EXPECT_FALSE_MSG(test, PageBuddy(page),
-			       "%s: flagged folio freed at once", way);
+			       "%s: flagged folio freed at once", c->name);
 	KUNIT_EXPECT_EQ_MSG(test, page_ref_count(page), 0,
-			    "%s: page in use again (or never freed)", way);
+			    "%s: page in use again (or never freed)", c->name);
 }
-
-#else /* !filemap_read_rcu_can_copy */
-
-/* Before patch 13: the cases that read without references skip */
-#define LR_NEEDS_P13(name)						\
-static void name(struct kunit *test)					\
-{									\
-	kunit_skip(test, "no filemap_read_rcu_can_copy(): rcu-free patch 13 not applied"); \
-}
-
-LR_NEEDS_P13(lockless_can_copy)
-LR_NEEDS_P13(lockless_read_bytes)
-LR_NEEDS_P13(lockless_fmode_random_prev_pos)
-LR_NEEDS_P13(lockless_read_clears_idle)
-LR_NEEDS_P13(lockless_shmem_falloc_and_holes)
-LR_NEEDS_P13(lockless_debugfs_switch)
-LR_NEEDS_P13(lockless_evicted_folio_free_deferred)
-#endif /* filemap_read_rcu_can_copy */
 
 static int lockless_read_test_init(struct kunit *test)
 {
 	rcu_free_wait_grace();
-#ifdef filemap_read_rcu_can_copy
 	/*
 	 * The cases expect reads without references: switch them on for the
 	 * case; the value found is written back when the case ends.
 	 */
 	if (lr_switch_exists(test))
 		lr_switch(test, true);
-#endif
 	return 0;
 }
 
@@ -762,22 +757,13 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_mark_not_cold_data),
 	KUNIT_CASE(lockless_mark_counts_pages),
 	KUNIT_CASE(lockless_shmem_counts_accesses),
-#ifdef filemap_read_rcu_can_copy
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
-#else
-	KUNIT_CASE(lockless_can_copy),
-	KUNIT_CASE(lockless_read_bytes),
-#endif
 	KUNIT_CASE(lockless_fmode_random_prev_pos),
 	KUNIT_CASE(lockless_read_clears_idle),
 	KUNIT_CASE(lockless_shmem_falloc_and_holes),
 	KUNIT_CASE(lockless_debugfs_switch),
-#ifdef filemap_read_rcu_can_copy
 	KUNIT_CASE_PARAM(lockless_evicted_folio_free_deferred, aba_gen_params),
-#else
-	KUNIT_CASE(lockless_evicted_folio_free_deferred),
-#endif
 	{}
 };
 

@@ -37,11 +37,11 @@
  * case runs until RACE_READS reads have been checked after its first
  * change, and needs 0 bad words and short reads, its change to have
  * happened, reads longer than 512 KiB, and bytes copied without a
- * reference after the first change (filemap_read_rcu_stat()), so that it
- * cannot pass on the slow path alone.  The cases log their seed; booting
- * with lockless_read_race_kunit.seed=<seed> replays the choices (not the
- * timing).  The debug run boots with page_poison=1, so that a page freed
- * early also reads as poison.
+ * reference after the first change (counted from the mm_filemap_read_rcu
+ * tracepoint), so that it cannot pass on the slow path alone.  The cases
+ * log their seed; booting with lockless_read_race_kunit.seed=<seed>
+ * replays the choices (not the timing).  The debug run boots with
+ * page_poison=1, so that a page freed early also reads as poison.
  *
  * The cases are KUNIT_CASE_SLOW: make run leaves them out with
  * speed>slow, make test runs them in a boot of their own.
@@ -67,7 +67,7 @@ static unsigned int seed;
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)");
 
-#if defined(CONFIG_PAGE_RCU_FREE) && defined(filemap_read_rcu_can_copy)
+#if defined(CONFIG_PAGE_RCU_FREE)
 
 /* Reads each case checks after its first change */
 #define RACE_READS		250000L
@@ -591,13 +591,13 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind,
 /* Stop the readers and judge */
 static void race_end(struct kunit *test, struct race *race, const char *what,
 		     unsigned long ops, long reads,
-		     const struct filemap_read_rcu_stat *s0)
+		     struct lr_count *cnt, const struct lr_stat *s0)
 {
-	struct filemap_read_rcu_stat s1;
+	struct lr_stat s1;
 	int i;
 
 	race_stop(race);
-	filemap_read_rcu_stat(&s1);
+	lr_count_now(cnt, &s1);
 	reads = atomic_long_read(&race->reads) - reads;
 	kunit_info(test, "%s: %lu in %u steps; %ld reads checked after the first (%ld longer than 512 KiB); %lu KiB copied without a reference\n",
 		   what, ops, race->gen - 1, reads,
@@ -644,7 +644,8 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 {
 	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
 	u32 s = seed ?: get_random_u32() ?: 1;
-	struct filemap_read_rcu_stat s0;
+	struct lr_count *cnt;
+	struct lr_stat s0;
 	unsigned long ops;
 	struct race *race;
 	long reads;
@@ -652,11 +653,12 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "%u CPU online: the readers need CPUs to race on",
 			   num_online_cpus());
+	cnt = lr_count_start(test);
 	kunit_info(test, "seed %u (boot with lockless_read_race_kunit.seed=%u to make the same choices)\n",
 		   s, s);
 	race = race_start(test, kind, s);
 	ops = step(test, race, ++race->gen);
-	filemap_read_rcu_stat(&s0);
+	lr_count_now(cnt, &s0);
 	reads = atomic_long_read(&race->reads);
 	while (atomic_long_read(&race->reads) - reads < RACE_READS) {
 		if (time_after(jiffies, deadline)) {
@@ -669,7 +671,7 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 		ops += step(test, race, ++race->gen);
 		cond_resched();
 	}
-	race_end(test, race, what, ops, reads, &s0);
+	race_end(test, race, what, ops, reads, cnt, &s0);
 }
 
 static void race_fallocate(struct kunit *test, struct race *race,
@@ -972,7 +974,7 @@ static int lockless_race_init(struct kunit *test)
 /* Without reads that take no reference there is nothing to race */
 static void lockless_race_skipped(struct kunit *test)
 {
-	kunit_skip(test, "no reads without references: rcu-free patch 13 not applied");
+	kunit_skip(test, "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
 }
 
 static struct kunit_case lockless_read_race_cases[] = {

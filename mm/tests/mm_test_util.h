@@ -2,7 +2,8 @@
 /*
  * Helpers the mm suites and benchmarks share: a private kernel mount for
  * those that need a file system of their own (tmpfs with a chosen huge=
- * policy, ramfs), and the byte pattern files and pages are filled with.
+ * policy, ramfs), the byte pattern files and pages are filled with, and a
+ * probe on a tracepoint for the rest of a case.
  */
 #ifndef MM_TESTS_MM_TEST_UTIL_H
 #define MM_TESTS_MM_TEST_UTIL_H
@@ -12,6 +13,7 @@
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mount.h>
+#include <linux/tracepoint.h>
 
 KUNIT_DEFINE_ACTION_WRAPPER(mm_test_unmount, kern_unmount, struct vfsmount *);
 
@@ -62,6 +64,57 @@ static inline struct vfsmount *mm_test_mount(struct kunit *test,
 	ret = kunit_add_action_or_reset(test, mm_test_unmount, mnt);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	return mnt;
+}
+
+struct mm_test_probe {
+	const char *name;
+	struct tracepoint *tp;
+	void *probe;
+	void *data;
+};
+
+static inline void mm_test_probe_find(struct tracepoint *tp, void *priv)
+{
+	struct mm_test_probe *p = priv;
+
+	if (!strcmp(tp->name, p->name))
+		p->tp = tp;
+}
+
+static inline void mm_test_probe_stop(void *arg)
+{
+	struct mm_test_probe *p = arg;
+
+	tracepoint_probe_unregister(p->tp, p->probe, p->data);
+	/* No call of @probe may still be running when the case frees @data */
+	tracepoint_synchronize_unregister();
+}
+
+/*
+ * Attach @probe, with @data, to the built-in tracepoint @name until the
+ * case ends, when a KUnit action detaches it (also when an assertion ends
+ * the case early; @data must outlive it: allocate it before calling this).
+ * The tracepoint is found by name, as kfence_test finds "console", so that
+ * nothing has to export it for the tests.  Returns false on a kernel
+ * without it.
+ */
+static inline bool mm_test_probe(struct kunit *test, const char *name,
+				 void *probe, void *data)
+{
+	struct mm_test_probe *p = kunit_kzalloc(test, sizeof(*p), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	p->name = name;
+	for_each_kernel_tracepoint(mm_test_probe_find, p);
+	if (!p->tp)
+		return false;
+	p->probe = probe;
+	p->data = data;
+	KUNIT_ASSERT_EQ(test, tracepoint_probe_register(p->tp, probe, data), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							mm_test_probe_stop, p),
+			0);
+	return true;
 }
 
 #endif /* MM_TESTS_MM_TEST_UTIL_H */

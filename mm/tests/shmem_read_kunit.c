@@ -301,10 +301,96 @@ static const size_t read_lens[] = {
 	1, 16, SZ_4K, SZ_64K, SZ_1M, 3 * SZ_1M,
 };
 
+/* ---- the batched read path --------------------------------------------- */
+
+#define BATCH_TRACEPOINT	"mm_shmem_read_batch"
+
+/* What reads of one file filled their folio batches with */
+struct batch_count {
+	struct address_space *mapping;
+	atomic_long_t batches;
+	atomic_long_t folios;
+	atomic_long_t bytes;
+};
+
+/* On the mm_shmem_read_batch tracepoint of shmem-batch patch 3 */
+static void batch_probe(void *data, struct address_space *mapping,
+			pgoff_t index, unsigned int nr_folios, size_t bytes)
+{
+	struct batch_count *bc = data;
+
+	if (mapping != bc->mapping)
+		return;
+	atomic_long_inc(&bc->batches);
+	atomic_long_add(nr_folios, &bc->folios);
+	atomic_long_add(bytes, &bc->bytes);
+}
+
 /*
- * Every read of 1 B .. 3 MiB (more than a folio batch of small folios)
- * at aligned, unaligned, folio-straddling and near-EOF offsets returns
- * the file's bytes, through a kvec and through a user-backed buffer.
+ * Read all of a freshly built layout in one read and check its bytes, and
+ * that the read went through folio batches: every folio of the file was
+ * in a batch (the one holding the last page may be looked up alone: a
+ * read down to its last page with nothing batched does that), and the
+ * batches held those folios' bytes.  No folio is hot yet, so the rcu-free
+ * copy without references leaves the whole read to shmem's loop.  7.3's
+ * loop looks every folio up alone and fills no batch.
+ */
+static void check_batched_read(struct kunit *test, struct sfile *sf)
+{
+	struct batch_count *bc = kunit_kzalloc(test, sizeof(*bc), GFP_KERNEL);
+	pgoff_t last = (sf->size - 1) >> PAGE_SHIFT, index = 0;
+	unsigned long nr = 0, bytes = 0, last_bytes = 0, got, got_bytes;
+	bool counting;
+	loff_t pos = 0;
+	u8 *buf;
+
+	KUNIT_ASSERT_NOT_NULL(test, bc);
+	bc->mapping = sf->file->f_mapping;
+	counting = mm_test_probe(test, BATCH_TRACEPOINT, batch_probe, bc);
+	if (!counting)
+		KUNIT_FAIL(test, "no tracepoint " BATCH_TRACEPOINT
+			   ": shmem-batch patch 3 is not applied");
+	buf = vmalloc(sf->size);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	defer(test, vfree_wrapper, buf);
+	KUNIT_ASSERT_EQ(test, kernel_read(sf->file, buf, sf->size, &pos),
+			(ssize_t)sf->size);
+	KUNIT_EXPECT_EQ_MSG(test, memcmp(buf, sf->want, sf->size), 0,
+			    "a read of the whole file");
+	if (!counting)
+		return;
+
+	/* The folios of the file, their bytes, and the one at the last page */
+	while (index <= last) {
+		struct folio *folio = sfile_folio(sf, index);
+
+		if (!folio) {
+			index++;
+			continue;
+		}
+		nr++;
+		bytes += folio_size(folio);
+		index = folio_next_index(folio);
+		if (index > last)
+			last_bytes = folio_size(folio);
+		folio_put(folio);
+	}
+	got = atomic_long_read(&bc->folios);
+	got_bytes = atomic_long_read(&bc->bytes);
+	KUNIT_EXPECT_TRUE_MSG(test, (got == nr && got_bytes == bytes) ||
+			      (last_bytes && got == nr - 1 &&
+			       got_bytes == bytes - last_bytes),
+			      "%lu folios and %lu bytes in %ld batches; the file has %lu folios of %lu bytes, %lu in the one at its last page",
+			      got, got_bytes, atomic_long_read(&bc->batches),
+			      nr, bytes, last_bytes);
+}
+
+/*
+ * The first read of the whole file goes through folio batches (see
+ * check_batched_read()); then every read of 1 B .. 3 MiB (more than a
+ * folio batch of small folios) at aligned, unaligned, folio-straddling
+ * and near-EOF offsets returns the file's bytes, through a kvec and
+ * through a user-backed buffer.
  */
 static void shmem_read_layout_bytes_match(struct kunit *test)
 {
@@ -314,6 +400,8 @@ static void shmem_read_layout_bytes_match(struct kunit *test)
 	const loff_t offs[] = { 0, 1, SZ_4K - 1, SZ_4K + 17, PMD_BYTES - 3,
 				sf->size - 5000, sf->size - 10, sf->size };
 	unsigned int bad = 0, reads = 0, i, j, k;
+
+	check_batched_read(test, sf);
 
 	for (i = 0; i < ARRAY_SIZE(offs); i++) {
 		if (offs[i] < 0 || offs[i] > sf->size)
@@ -560,22 +648,19 @@ static void shmem_read_sgp_noalloc_hole_enoent(struct kunit *test)
 
 /*
  * filemap_get_read_batch() is static unless shmem-batch's first patch made
- * it visible to KUnit; that patch also defines the name as a macro.
+ * it visible to KUnit (SHMEM_READ_KUNIT_HAVE_READ_BATCH in Kconfig): before
+ * that patch the cases that call it fail here, before they hold a folio.
  */
-static void need_read_batch(struct kunit *test)
+static void read_batch(struct kunit *test, struct address_space *mapping,
+		       pgoff_t index, pgoff_t max, struct folio_batch *fbatch)
 {
-#ifndef filemap_get_read_batch
-	kunit_skip(test, "filemap_get_read_batch() is static: shmem-batch not applied");
+#if IS_ENABLED(CONFIG_SHMEM_READ_KUNIT_HAVE_READ_BATCH)
+	filemap_get_read_batch(mapping, index, max, fbatch);
+#else
+	KUNIT_FAIL_AND_ABORT(test,
+			     "filemap_get_read_batch() is static: shmem-batch patch 1 is not applied");
 #endif
 }
-
-#ifndef filemap_get_read_batch
-static void filemap_get_read_batch(struct address_space *mapping,
-				   pgoff_t index, pgoff_t max,
-				   struct folio_batch *fbatch)
-{
-}
-#endif
 
 static unsigned int batch_put(struct folio_batch *fbatch)
 {
@@ -593,10 +678,8 @@ static void shmem_read_batch_start_past_max_empty(struct kunit *test)
 	struct sfile *sf = layout_build(test, &layouts[0]);
 	struct folio_batch fbatch;
 
-	need_read_batch(test);
-
 	folio_batch_init(&fbatch);
-	filemap_get_read_batch(sf->file->f_mapping, 10, 9, &fbatch);
+	read_batch(test, sf->file->f_mapping, 10, 9, &fbatch);
 	KUNIT_EXPECT_EQ(test, batch_put(&fbatch), 0);
 }
 
@@ -613,11 +696,9 @@ static void shmem_read_batch_large_folio_crossing_max(struct kunit *test)
 	struct folio_batch fbatch;
 	pgoff_t start = 3;
 
-	need_read_batch(test);
-
 	need_pmd_folio(test, sf, next);
 	folio_batch_init(&fbatch);
-	filemap_get_read_batch(mapping, 3, 100, &fbatch);
+	read_batch(test, mapping, 3, 100, &fbatch);
 	KUNIT_EXPECT_EQ(test, folio_batch_count(&fbatch), 1);
 	if (folio_batch_count(&fbatch))
 		KUNIT_EXPECT_EQ(test, fbatch.folios[0]->index, 0);
@@ -629,10 +710,10 @@ static void shmem_read_batch_large_folio_crossing_max(struct kunit *test)
 	batch_put(&fbatch);
 
 	/* max on the folio's last page still stops there */
-	filemap_get_read_batch(mapping, 0, next - 1, &fbatch);
+	read_batch(test, mapping, 0, next - 1, &fbatch);
 	KUNIT_EXPECT_EQ(test, batch_put(&fbatch), 1);
 	/* one past it takes the next folio too */
-	filemap_get_read_batch(mapping, 0, next, &fbatch);
+	read_batch(test, mapping, 0, next, &fbatch);
 	KUNIT_EXPECT_EQ(test, batch_put(&fbatch), 2);
 }
 
@@ -646,21 +727,19 @@ static void shmem_read_batch_fills_exactly(struct kunit *test)
 	struct address_space *mapping = sf->file->f_mapping;
 	struct folio_batch fbatch;
 
-	need_read_batch(test);
-
 	folio_batch_init(&fbatch);
-	filemap_get_read_batch(mapping, 0, FOLIO_BATCH_SIZE - 1, &fbatch);
+	read_batch(test, mapping, 0, FOLIO_BATCH_SIZE - 1, &fbatch);
 	KUNIT_EXPECT_EQ(test, folio_batch_count(&fbatch), FOLIO_BATCH_SIZE);
 	if (folio_batch_count(&fbatch) == FOLIO_BATCH_SIZE)
 		KUNIT_EXPECT_EQ(test, fbatch.folios[FOLIO_BATCH_SIZE - 1]->index,
 				FOLIO_BATCH_SIZE - 1);
 	batch_put(&fbatch);
-	filemap_get_read_batch(mapping, 0, FOLIO_BATCH_SIZE - 2, &fbatch);
+	read_batch(test, mapping, 0, FOLIO_BATCH_SIZE - 2, &fbatch);
 	KUNIT_EXPECT_EQ(test, batch_put(&fbatch), FOLIO_BATCH_SIZE - 1);
 
 	sf = layout_build(test, &layouts[2]);
 	/* pages 0..31 are fallocated (not uptodate): the first one ends it */
-	filemap_get_read_batch(sf->file->f_mapping, 0, 20, &fbatch);
+	read_batch(test, sf->file->f_mapping, 0, 20, &fbatch);
 	KUNIT_EXPECT_EQ(test, batch_put(&fbatch), 1);
 }
 
