@@ -129,13 +129,6 @@ static unsigned long early_frees(void)
 
 static unsigned long early_at_init;
 
-static int rcu_free_suite_init(struct kunit_suite *suite)
-{
-	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK))
-		pr_info("rcu_free: no rcu_free_nr_early() (patch 19 is not applied): no case checks the grace period of the paths it drives\n");
-	return 0;
-}
-
 /* Every case starts and ends with nothing waiting */
 static int rcu_free_test_init(struct kunit *test)
 {
@@ -152,6 +145,18 @@ static void rcu_free_test_exit(struct kunit *test)
 	rcu_free_wait_grace();
 	KUNIT_EXPECT_EQ_MSG(test, early_frees() - early_at_init, 0,
 			    "pages freed before their grace period ended");
+}
+
+/*
+ * Every case's exit relies on the grace-period check of patch 19; without
+ * it the exits check nothing, and this case says so instead of the others
+ * passing quietly.
+ */
+static void rcu_free_grace_period_check_present(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK))
+		KUNIT_FAIL(test,
+			   "no rcu_free_nr_early(): patch 19 is not applied, no exit checks the grace period");
 }
 
 static const unsigned int folio_orders[] = { 0, 2 };
@@ -255,7 +260,8 @@ static void rcu_free_freed_in_flight_waits_for_next(struct kunit *test)
 	int try;
 
 	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_EARLY_CHECK))
-		kunit_skip(test, "needs patch 19: its check tells the grace period");
+		KUNIT_FAIL_AND_ABORT(test,
+				     "no rcu_free_nr_early(): patch 19 is not applied");
 
 	for (try = 0; try < IN_FLIGHT_TRIES && !overlapped; try++) {
 		first = folio_alloc(GFP_KERNEL, 0);
@@ -1827,6 +1833,7 @@ static void rcu_free_splice_move_copies(struct kunit *test)
 }
 
 static struct kunit_case rcu_free_test_cases[] = {
+	KUNIT_CASE(rcu_free_grace_period_check_present),
 	KUNIT_CASE_PARAM(rcu_free_flagged_waits_for_grace_period,
 			 folio_order_gen_params),
 	KUNIT_CASE(rcu_free_unflagged_freed_at_once),
@@ -1869,45 +1876,65 @@ static void rcu_free_test_exit(struct kunit *test)
 {
 }
 
-static int rcu_free_suite_init(struct kunit_suite *suite)
-{
-	return 0;
-}
+/*
+ * The same case names, so that a run without the series lists each one
+ * skipped (by the init above).
+ */
+#define RCU_FREE_NOT_BUILT(case_name) \
+	static void case_name(struct kunit *test) { }
 
-static void rcu_free_not_built(struct kunit *test)
-{
-}
-
-/* The same case names, so a run without the series lists each one skipped */
-#define RCU_FREE_SKIPPED(case_name) \
-	{ .run_case = rcu_free_not_built, .name = #case_name, \
-	  .module_name = KBUILD_MODNAME }
+RCU_FREE_NOT_BUILT(rcu_free_grace_period_check_present)
+RCU_FREE_NOT_BUILT(rcu_free_flagged_waits_for_grace_period)
+RCU_FREE_NOT_BUILT(rcu_free_unflagged_freed_at_once)
+RCU_FREE_NOT_BUILT(rcu_free_freed_in_flight_waits_for_next)
+RCU_FREE_NOT_BUILT(rcu_free_reader_sees_old_contents)
+RCU_FREE_NOT_BUILT(rcu_free_expedite_when_short)
+RCU_FREE_NOT_BUILT(rcu_free_no_expedite_when_plentiful)
+RCU_FREE_NOT_BUILT(rcu_free_drain_decision)
+RCU_FREE_NOT_BUILT(rcu_free_drain_before_oom)
+RCU_FREE_NOT_BUILT(rcu_free_drain_that_cannot_help_ends)
+RCU_FREE_NOT_BUILT(rcu_free_drain_streak)
+RCU_FREE_NOT_BUILT(rcu_free_alloc_contig_range)
+RCU_FREE_NOT_BUILT(rcu_free_alloc_contig_migrated)
+RCU_FREE_NOT_BUILT(rcu_free_compaction_sync_light_frees)
+RCU_FREE_NOT_BUILT(rcu_free_compaction_async_leaves)
+RCU_FREE_NOT_BUILT(rcu_free_compaction_unrelated_left)
+RCU_FREE_NOT_BUILT(rcu_free_compaction_nothing_waiting)
+RCU_FREE_NOT_BUILT(rcu_free_compaction_full_waits)
+RCU_FREE_NOT_BUILT(rcu_free_drain_frees_to_buddy)
+RCU_FREE_NOT_BUILT(rcu_free_memory_failure)
+RCU_FREE_NOT_BUILT(rcu_free_memory_failure_waits_for_readers)
+RCU_FREE_NOT_BUILT(rcu_free_soft_offline)
+RCU_FREE_NOT_BUILT(rcu_free_soft_offline_cached_then_unpoison)
+RCU_FREE_NOT_BUILT(rcu_free_split_inherits_flag)
+RCU_FREE_NOT_BUILT(rcu_free_splice_move_copies)
 
 static struct kunit_case rcu_free_test_cases[] = {
-	RCU_FREE_SKIPPED(rcu_free_flagged_waits_for_grace_period),
-	RCU_FREE_SKIPPED(rcu_free_unflagged_freed_at_once),
-	RCU_FREE_SKIPPED(rcu_free_freed_in_flight_waits_for_next),
-	RCU_FREE_SKIPPED(rcu_free_reader_sees_old_contents),
-	RCU_FREE_SKIPPED(rcu_free_expedite_when_short),
-	RCU_FREE_SKIPPED(rcu_free_no_expedite_when_plentiful),
-	RCU_FREE_SKIPPED(rcu_free_drain_decision),
-	RCU_FREE_SKIPPED(rcu_free_drain_before_oom),
-	RCU_FREE_SKIPPED(rcu_free_drain_that_cannot_help_ends),
-	RCU_FREE_SKIPPED(rcu_free_drain_streak),
-	RCU_FREE_SKIPPED(rcu_free_alloc_contig_range),
-	RCU_FREE_SKIPPED(rcu_free_alloc_contig_migrated),
-	RCU_FREE_SKIPPED(rcu_free_compaction_sync_light_frees),
-	RCU_FREE_SKIPPED(rcu_free_compaction_async_leaves),
-	RCU_FREE_SKIPPED(rcu_free_compaction_unrelated_left),
-	RCU_FREE_SKIPPED(rcu_free_compaction_nothing_waiting),
-	RCU_FREE_SKIPPED(rcu_free_compaction_full_waits),
-	RCU_FREE_SKIPPED(rcu_free_drain_frees_to_buddy),
-	RCU_FREE_SKIPPED(rcu_free_memory_failure),
-	RCU_FREE_SKIPPED(rcu_free_memory_failure_waits_for_readers),
-	RCU_FREE_SKIPPED(rcu_free_soft_offline),
-	RCU_FREE_SKIPPED(rcu_free_soft_offline_cached_then_unpoison),
-	RCU_FREE_SKIPPED(rcu_free_split_inherits_flag),
-	RCU_FREE_SKIPPED(rcu_free_splice_move_copies),
+	KUNIT_CASE(rcu_free_grace_period_check_present),
+	KUNIT_CASE(rcu_free_flagged_waits_for_grace_period),
+	KUNIT_CASE(rcu_free_unflagged_freed_at_once),
+	KUNIT_CASE(rcu_free_freed_in_flight_waits_for_next),
+	KUNIT_CASE(rcu_free_reader_sees_old_contents),
+	KUNIT_CASE(rcu_free_expedite_when_short),
+	KUNIT_CASE(rcu_free_no_expedite_when_plentiful),
+	KUNIT_CASE(rcu_free_drain_decision),
+	KUNIT_CASE(rcu_free_drain_before_oom),
+	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
+	KUNIT_CASE(rcu_free_drain_streak),
+	KUNIT_CASE(rcu_free_alloc_contig_range),
+	KUNIT_CASE(rcu_free_alloc_contig_migrated),
+	KUNIT_CASE(rcu_free_compaction_sync_light_frees),
+	KUNIT_CASE(rcu_free_compaction_async_leaves),
+	KUNIT_CASE(rcu_free_compaction_unrelated_left),
+	KUNIT_CASE(rcu_free_compaction_nothing_waiting),
+	KUNIT_CASE(rcu_free_compaction_full_waits),
+	KUNIT_CASE(rcu_free_drain_frees_to_buddy),
+	KUNIT_CASE(rcu_free_memory_failure),
+	KUNIT_CASE(rcu_free_memory_failure_waits_for_readers),
+	KUNIT_CASE(rcu_free_soft_offline),
+	KUNIT_CASE(rcu_free_soft_offline_cached_then_unpoison),
+	KUNIT_CASE(rcu_free_split_inherits_flag),
+	KUNIT_CASE(rcu_free_splice_move_copies),
 	{}
 };
 
@@ -1915,7 +1942,6 @@ static struct kunit_case rcu_free_test_cases[] = {
 
 static struct kunit_suite rcu_free_test_suite = {
 	.name = "rcu_free",
-	.suite_init = rcu_free_suite_init,
 	.init = rcu_free_test_init,
 	.exit = rcu_free_test_exit,
 	.test_cases = rcu_free_test_cases,
