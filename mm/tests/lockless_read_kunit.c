@@ -30,6 +30,7 @@
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/namei.h>
+#include <linux/page_idle.h>
 #include <linux/pagemap.h>
 #include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
@@ -48,6 +49,7 @@
 #if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
+KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
@@ -306,6 +308,148 @@ static void lockless_can_copy(struct kunit *test)
 	folio->index = 0;
 	folio_put(folio);
 	KUNIT_EXPECT_EQ_MSG(test, got, c->want, "%s", c->name);
+}
+
+/* The LRU a skip case runs under */
+struct lru_mode {
+	const char *name;
+	bool lru_gen;
+};
+
+static const struct lru_mode lru_modes[] = {
+	{ "classic LRU", false },
+	{ "multi-gen LRU", true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(lru_mode, lru_modes, name);
+
+/* /sys/kernel/mm/lru_gen/enabled as a case found it */
+struct lru_gen_saved {
+	struct file *file;
+	char caps[16];
+	ssize_t len;
+};
+
+static void lru_gen_restore(void *arg)
+{
+	struct lru_gen_saved *sv = arg;
+	loff_t pos = 0;
+
+	kernel_write(sv->file, sv->caps, sv->len, &pos);
+}
+
+/*
+ * Switch the multi-gen LRU on or off for the case, through its sysfs file;
+ * a KUnit action writes back the value found when the case ends.
+ */
+static void lru_gen_switch(struct kunit *test, bool on)
+{
+	struct lru_gen_saved *sv;
+	struct vfsmount *mnt;
+	loff_t pos = 0;
+
+	if (!IS_ENABLED(CONFIG_LRU_GEN))
+		kunit_skip(test, "needs CONFIG_LRU_GEN to switch the multi-gen LRU on");
+	sv = kunit_kzalloc(test, sizeof(*sv), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sv);
+	mnt = mm_test_mount(test, "sysfs", NULL);
+	sv->file = file_open_root_mnt(mnt, "kernel/mm/lru_gen/enabled", O_RDWR, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sv->file), "open lru_gen/enabled: %ld",
+			       PTR_ERR(sv->file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+							sv->file), 0);
+	sv->len = kernel_read(sv->file, sv->caps, sizeof(sv->caps) - 1, &pos);
+	KUNIT_ASSERT_GT(test, sv->len, 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lru_gen_restore,
+							sv), 0);
+	pos = 0;
+	KUNIT_ASSERT_EQ(test, kernel_write(sv->file, on ? "y" : "n", 1, &pos), 1);
+	KUNIT_ASSERT_EQ(test, lru_gen_enabled(), on);
+}
+
+/* What folio_mark_accessed() may change, besides PG_idle */
+#define MARK_ACCESSED_FLAGS	(BIT(PG_referenced) | BIT(PG_active) | \
+				 BIT(PG_workingset) | LRU_REFS_MASK)
+/* What the skip case sets: the above, PG_unevictable and PG_dropbehind */
+#define SKIP_CASE_FLAGS		(MARK_ACCESSED_FLAGS | BIT(PG_unevictable) | \
+				 BIT(PG_dropbehind))
+
+/* The bits of a combination the skip case tries */
+enum {
+	SK_REF, SK_ACTIVE, SK_UNEVICTABLE, SK_IDLE, SK_DROPBEHIND,
+	SK_WORKINGSET, SK_REFS_FULL, NR_SK
+};
+
+/*
+ * Patch 13: a read without references leaves folio_mark_accessed() out only
+ * where the call would change nothing.  For every combination of the flags
+ * folio_may_skip_mark_accessed() reads, under the classic and the
+ * multi-gen LRU: where it says skip, folio_mark_accessed() on the same
+ * folio leaves the LRU flags, the refs counter and PG_idle as they were
+ * (so an access recorded the slow way is never lost); and some
+ * combinations do skip (the case is not passed by never skipping).
+ */
+static void lockless_skip_mark_accessed(struct kunit *test)
+{
+	const struct lru_mode *m = test->param_value;
+	struct folio *folio;
+	unsigned int combo, skipped = 0;
+
+	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY))
+		KUNIT_FAIL_AND_ABORT(test,
+				     "no folio_may_skip_mark_accessed(): rcu-free patch 13 is not applied");
+	if (lru_gen_enabled() != m->lru_gen)
+		lru_gen_switch(test, m->lru_gen);
+	folio = folio_alloc(GFP_KERNEL, 0);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+
+	for (combo = 0; combo < BIT(NR_SK); combo++) {
+		unsigned long set = 0, before, after;
+		bool skip = false, idle_before, idle_after;
+
+		if ((combo & BIT(SK_ACTIVE)) && (combo & BIT(SK_UNEVICTABLE)))
+			continue;	/* never both */
+		if (combo & BIT(SK_REF))
+			set |= BIT(PG_referenced);
+		if (combo & BIT(SK_ACTIVE))
+			set |= BIT(PG_active);
+		if (combo & BIT(SK_UNEVICTABLE))
+			set |= BIT(PG_unevictable);
+		if (combo & BIT(SK_DROPBEHIND))
+			set |= BIT(PG_dropbehind);
+		if (combo & BIT(SK_WORKINGSET))
+			set |= BIT(PG_workingset);
+		if (combo & BIT(SK_REFS_FULL))
+			set |= LRU_REFS_MASK;
+		set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, set);
+		if (combo & BIT(SK_IDLE))
+			folio_set_idle(folio);
+		else
+			folio_clear_idle(folio);
+
+		before = folio->flags.f & MARK_ACCESSED_FLAGS;
+		idle_before = folio_test_idle(folio);
+#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY)
+		skip = folio_may_skip_mark_accessed(folio);
+#endif
+		if (!skip)
+			continue;
+		skipped++;
+		folio_mark_accessed(folio);
+		after = folio->flags.f & MARK_ACCESSED_FLAGS;
+		idle_after = folio_test_idle(folio);
+		KUNIT_EXPECT_EQ_MSG(test, after, before,
+				    "%s: skipped, but the access would change flags %#lx (set %#x)",
+				    m->name, after ^ before, combo);
+		KUNIT_EXPECT_EQ_MSG(test, idle_after, idle_before,
+				    "%s: skipped, but the access would clear PG_idle (set %#x)",
+				    m->name, combo);
+	}
+	set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, 0);
+	folio_clear_idle(folio);
+	folio_put(folio);
+	KUNIT_EXPECT_GT_MSG(test, skipped, 0U, "%s: no combination skipped",
+			    m->name);
 }
 
 /* ---------------------------------------------------- read correctness */
@@ -758,6 +902,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_mark_counts_pages),
 	KUNIT_CASE(lockless_shmem_counts_accesses),
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
+	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
 	KUNIT_CASE(lockless_fmode_random_prev_pos),
 	KUNIT_CASE(lockless_read_clears_idle),

@@ -19,9 +19,9 @@
  * (variant=lockless) and reports, per sample, the MiB that were copied
  * without folio references (bench=shmem_seq_read_lockless_mib); it skips
  * on kernels without the switch.  Both count those bytes with a probe on
- * the mm_filemap_read_rcu tracepoint; in the lockless variant the probe,
- * called once per RCU section (per read of up to 512 KiB), is part of the
- * time measured.
+ * the mm_filemap_read_rcu tracepoint, attached only for one more, untimed
+ * sample of every configuration after the rounds: the timed reads run
+ * with nobody listening to the tracepoint.
  *
  * Rounds are interleaved over the configurations so drift spreads
  * evenly; round 0, a warm-up, is not reported.
@@ -96,13 +96,11 @@ static u64 read_file(struct kunit *test, struct file *file,
 	return ktime_get_ns() - t0;
 }
 
-/* Bytes copied without folio references so far; 0 without the switch. */
+/* Bytes copied without folio references so far */
 static u64 lockless_bytes(struct lr_count *cnt)
 {
 	struct lr_stat s;
 
-	if (!cnt)
-		return 0;
 	lr_count_now(cnt, &s);
 	return s.bytes;
 }
@@ -115,27 +113,28 @@ static void lr_switch_on(void *test)
 /*
  * MiB/s of sequential reads for every block size, huge= mode and layout;
  * BENCH_ROUNDS rounds each after a warm-up.  With @variant "lockless" the
- * lockless_page_cache_read switch is on and the MiB copied without
- * references are reported per sample; otherwise it is off, where it exists,
- * and no byte may be copied that way.
+ * lockless_page_cache_read switch is on and the MiB one sample copies
+ * without references are reported, counted in an untimed sample after the
+ * rounds; otherwise it is off, where it exists, and that sample may copy
+ * no byte that way.
  */
 static void read_bench(struct kunit *test, const char *variant)
 {
 	struct file *files[ARRAY_SIZE(huge_opt)][NR_LAYOUTS];
 	bool lockless = !strcmp(variant, "lockless");
-	struct lr_count *cnt = NULL;
+	bool has_switch = lr_switch_exists(test);
 	unsigned int h, l, b, round;
+	struct lr_count *cnt;
 	unsigned long ubuf;
 	char config[64], line[96];
 	u64 ns, bytes;
 	u8 *chunk;
 
 	bench_env(test);
-	if (lr_switch_exists(test)) {
+	if (has_switch) {
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lr_switch_on,
 								test), 0);
 		lr_switch(test, lockless);
-		cnt = lr_count_start(test);
 	} else if (lockless) {
 		kunit_skip(test, "no lockless_page_cache_read switch (rcu-free patch 18)");
 	}
@@ -158,38 +157,51 @@ static void read_bench(struct kunit *test, const char *variant)
 		for (h = 0; h < ARRAY_SIZE(huge_opt); h++) {
 			for (l = 0; l < NR_LAYOUTS; l++) {
 				for (b = 0; b < ARRAY_SIZE(block_sizes); b++) {
-					bytes = lockless_bytes(cnt);
 					ns = read_file(test, files[h][l], ubuf,
 						       block_sizes[b]);
 					if (!ns)
 						return;
-					bytes = lockless_bytes(cnt) - bytes;
 					cond_resched();
-					if (!lockless)
-						KUNIT_EXPECT_EQ_MSG(test, bytes, 0ULL,
-								    "switch off, yet %llu bytes read without references (huge=%s layout=%s bs=%zu)",
-								    bytes, huge_opt[h],
-								    layout_name[l],
-								    block_sizes[b]);
 					if (!round)
 						continue;	/* warm-up */
-					snprintf(config, sizeof(config),
-						 "huge=%s layout=%s bs=%zu",
+					snprintf(line, sizeof(line),
+						 "bench=shmem_seq_read huge=%s layout=%s bs=%zu",
 						 huge_opt[h], layout_name[l],
 						 block_sizes[b]);
-					snprintf(line, sizeof(line),
-						 "bench=shmem_seq_read %s", config);
 					bench_line(test, line, variant, round,
 						   bench_rate_milli(SAMPLE_BYTES, ns, SZ_1M),
 						   "MiB/s");
-					if (!lockless)
-						continue;
-					snprintf(line, sizeof(line),
-						 "bench=shmem_seq_read_lockless_mib %s",
-						 config);
-					bench_line(test, line, variant, round,
-						   div_u64(bytes * 1000, SZ_1M), "MiB");
 				}
+			}
+		}
+	}
+	if (!has_switch)
+		return;
+
+	/* The untimed sample: what each configuration copies without refs */
+	cnt = lr_count_start(test);
+	for (h = 0; h < ARRAY_SIZE(huge_opt); h++) {
+		for (l = 0; l < NR_LAYOUTS; l++) {
+			for (b = 0; b < ARRAY_SIZE(block_sizes); b++) {
+				snprintf(config, sizeof(config),
+					 "huge=%s layout=%s bs=%zu", huge_opt[h],
+					 layout_name[l], block_sizes[b]);
+				bytes = lockless_bytes(cnt);
+				if (!read_file(test, files[h][l], ubuf,
+					       block_sizes[b]))
+					return;
+				bytes = lockless_bytes(cnt) - bytes;
+				if (!lockless) {
+					KUNIT_EXPECT_EQ_MSG(test, bytes, 0ULL,
+							    "switch off, yet %llu bytes read without references (%s)",
+							    bytes, config);
+					continue;
+				}
+				snprintf(line, sizeof(line),
+					 "bench=shmem_seq_read_lockless_mib %s",
+					 config);
+				bench_line(test, line, variant, 1,
+					   div_u64(bytes * 1000, SZ_1M), "MiB");
 			}
 		}
 	}
