@@ -142,8 +142,12 @@ def cmd_series_check(args) -> int:
 				   if not c['name'].startswith('guest.') and c['status'] != 'NOT RUN'},
 		       'guest': [c['reason'] for c in st.cases if c['name'].startswith('guest.')]}
 		if k and not st.error:
-			row['checkpatch'] = '!!' if stages.checkpatch_findings(
-				tree.TREE, tree.patch_file(series[k - 1])) else 'ok'
+			found, excused = stages.checkpatch_findings(
+				tree.TREE, tree.patch_file(series[k - 1]))
+			row['checkpatch'] = '!!' if found else 'ok'
+			if excused:
+				info(f'checkpatch: patch {k}: excused {excused} finding(s): '
+				     f'{stages.TRACE_EVENT_WHY} (docs/architecture.rst)')
 		rows.append(row)
 	an = report.analyse_matrix(rows)
 	out = os.path.join(BUILD, 'series-check')
