@@ -328,19 +328,28 @@ struct lru_gen_saved {
 	struct file *file;
 	char caps[16];
 	ssize_t len;
+	bool was_enabled;
 };
 
+/* A restore that fails leaves the system in the other LRU: say so loudly */
 static void lru_gen_restore(void *arg)
 {
 	struct lru_gen_saved *sv = arg;
 	loff_t pos = 0;
+	ssize_t ret;
 
-	kernel_write(sv->file, sv->caps, sv->len, &pos);
+	ret = kernel_write(sv->file, sv->caps, sv->len, &pos);
+	WARN(ret != sv->len || lru_gen_enabled() != sv->was_enabled,
+	     "lockless_read: lru_gen/enabled not restored to %.*s (%zd)\n",
+	     (int)sv->len, sv->caps, ret);
 }
 
 /*
- * Switch the multi-gen LRU on or off for the case, through its sysfs file;
- * a KUnit action writes back the value found when the case ends.
+ * Switch the multi-gen LRU on or off for the case, through its sysfs file,
+ * as an administrator would: lru_gen_change_state() moves every folio to
+ * the other LRU while the system runs, which the kernel supports at any
+ * time.  A KUnit action writes back the value found when the case ends
+ * (and warns if that fails).
  */
 static void lru_gen_switch(struct kunit *test, bool on)
 {
@@ -360,6 +369,7 @@ static void lru_gen_switch(struct kunit *test, bool on)
 							sv->file), 0);
 	sv->len = kernel_read(sv->file, sv->caps, sizeof(sv->caps) - 1, &pos);
 	KUNIT_ASSERT_GT(test, sv->len, 0);
+	sv->was_enabled = lru_gen_enabled();
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lru_gen_restore,
 							sv), 0);
 	pos = 0;
@@ -841,6 +851,11 @@ static const struct aba_case aba_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(aba, aba_cases, name);
 
+static void hold_release(void *unused)
+{
+	rcu_free_release();
+}
+
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
  * file is truncated, or deleted and its inode evicted.  Its free must stay
@@ -864,7 +879,8 @@ static void lockless_evicted_folio_free_deferred(struct kunit *test)
 
 	lru_add_drain_all();
 	rcu_free_hold();
-	test->priv = rcu_free_hold;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, hold_release,
+							NULL), 0);
 	if (c->evict)
 		lr_file_drop(test, lf);
 	else
@@ -891,8 +907,8 @@ static int lockless_read_test_init(struct kunit *test)
 
 static void lockless_read_test_exit(struct kunit *test)
 {
-	if (test->priv == rcu_free_hold)
-		rcu_free_release();
+	/* A hold of the case ends before the wait for what it left */
+	kunit_release_action(test, hold_release, NULL);
 	rcu_free_wait_grace();
 }
 

@@ -108,13 +108,41 @@ static void put_flagged(struct page *page)
 }
 
 /*
+ * @nr pages from alloc_page(@gfp), the last one from alloc_page(@gfp_last):
+ * all of them, or the case ends with none left allocated.
+ */
+static void alloc_all(struct kunit *test, struct page **pages, int nr,
+		      gfp_t gfp, gfp_t gfp_last)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		pages[i] = alloc_page(i == nr - 1 ? gfp_last : gfp);
+		if (!pages[i])
+			break;
+	}
+	if (i == nr)
+		return;
+	while (i--)
+		__free_page(pages[i]);
+	KUNIT_FAIL_AND_ABORT(test, "could not allocate %d pages", nr);
+}
+
+static void hold_release(void *unused)
+{
+	rcu_free_release();
+}
+
+/*
  * What the case frees from now on waits on the lists with no grace period
- * started for it: only a drain frees it.  The case's exit releases it.
+ * started for it: only a drain frees it.  A KUnit action releases it; the
+ * case's exit runs that action early, before it waits for what is left.
  */
 static void hold_normal_free(struct kunit *test)
 {
 	rcu_free_hold();
-	test->priv = hold_normal_free;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, hold_release,
+							NULL), 0);
 }
 
 /* Pages the series handed back before their grace period ended */
@@ -139,9 +167,8 @@ static int rcu_free_test_init(struct kunit *test)
 
 static void rcu_free_test_exit(struct kunit *test)
 {
-	/* The grace period for what the case left waiting */
-	if (test->priv == hold_normal_free)
-		rcu_free_release();
+	/* The grace period for what the case left waiting (held or not) */
+	kunit_release_action(test, hold_release, NULL);
 	rcu_free_wait_grace();
 	KUNIT_EXPECT_EQ_MSG(test, early_frees() - early_at_init, 0,
 			    "pages freed before their grace period ended");
@@ -378,11 +405,8 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 	KUNIT_ASSERT_NOT_NULL(test, fill->pages);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dma_fill_free,
 							fill), 0);
-	for (i = 0; i < nr; i++) {
-		pages[i] = alloc_page(i == nr - 1 && is_short ?
-				      GFP_KERNEL | GFP_DMA : GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
-	}
+	alloc_all(test, pages, nr, GFP_KERNEL,
+		  is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL);
 	zone = page_zone(pages[nr - 1]);
 	if (is_short)
 		fill->nr = fill_zone_dma(fill->pages, 0, false);
@@ -1475,8 +1499,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 	old_waiting = dma_layout_old_waiting(l);
 
 	/* Give the held pages their grace period */
-	rcu_free_release();
-	test->priv = NULL;
+	kunit_release_action(test, hold_release, NULL);
 	rcu_free_wait_grace();
 	waiting_later = dma_waiting(test, l);
 
@@ -1508,10 +1531,8 @@ static void rcu_free_drain_frees_to_buddy(struct kunit *test)
 	struct page **pages = dma_pages(test);
 	int i, in_buddy = 0;
 
-	for (i = 0; i < nr; i++) {
-		pages[i] = alloc_page(GFP_KERNEL | GFP_DMA | __GFP_NOWARN);
-		KUNIT_ASSERT_NOT_NULL(test, pages[i]);
-	}
+	alloc_all(test, pages, nr, GFP_KERNEL | GFP_DMA | __GFP_NOWARN,
+		  GFP_KERNEL | GFP_DMA | __GFP_NOWARN);
 	hold_normal_free(test);
 	for (i = 0; i < nr; i++)
 		put_flagged(pages[i]);
@@ -1684,11 +1705,21 @@ static void rcu_free_soft_offline_cached_then_unpoison(struct kunit *test)
 #ifdef CONFIG_MEMORY_FAILURE
 	unsigned long queued0, queued_poisoned, queued_unpoisoned, pfn;
 	int ret, unpoisoned = -1, count;
+	unsigned long *left_poisoned;
 	struct folio *folio;
 	bool poisoned;
 
+	left_poisoned = kunit_kzalloc(test, sizeof(*left_poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, left_poisoned);
 	cached_flagged_folio(test, "offlined", &folio);
 	pfn = folio_pfn(folio);
+	/*
+	 * A folio poisoned while queued is not unpoisoned below: the action
+	 * does it once the exit has let it through its grace period.
+	 */
+	*left_poisoned = pfn;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							left_poisoned), 0);
 	queued0 = rcu_free_nr_queued();
 
 	hold_normal_free(test);
@@ -1785,12 +1816,17 @@ static void rcu_free_splice_move_copies(struct kunit *test)
 
 	file = file_open_root_mnt(mnt, "spliced", O_CREAT | O_RDWR, 0600);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
 	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	memset(data, 0x5a, PAGE_SIZE);
 	ret = kernel_write(file, data, PAGE_SIZE, &pos);
 	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, create_pipe_files(pipes, 0), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+							pipes[0]), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+							pipes[1]), 0);
 	pipe = get_pipe_info(pipes[1], false);
 
 	/*
@@ -1827,9 +1863,6 @@ static void rcu_free_splice_move_copies(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, cached, spliced);
 	if (!IS_ERR(cached))
 		folio_put(cached);
-	fput(pipes[0]);
-	fput(pipes[1]);
-	fput(file);
 }
 
 static struct kunit_case rcu_free_test_cases[] = {

@@ -112,16 +112,16 @@ static void lr_switch_on(void *test)
 
 /*
  * MiB/s of sequential reads for every block size, huge= mode and layout;
- * BENCH_ROUNDS rounds each after a warm-up.  With @variant "lockless" the
+ * BENCH_ROUNDS rounds each after a warm-up.  With @lockless the
  * lockless_page_cache_read switch is on and the MiB one sample copies
  * without references are reported, counted in an untimed sample after the
  * rounds; otherwise it is off, where it exists, and that sample may copy
  * no byte that way.
  */
-static void read_bench(struct kunit *test, const char *variant)
+static void read_bench(struct kunit *test, bool lockless)
 {
+	const char *variant = lockless ? "lockless" : "-";
 	struct file *files[ARRAY_SIZE(huge_opt)][NR_LAYOUTS];
-	bool lockless = !strcmp(variant, "lockless");
 	bool has_switch = lr_switch_exists(test);
 	unsigned int h, l, b, round;
 	struct lr_count *cnt;
@@ -209,12 +209,12 @@ static void read_bench(struct kunit *test, const char *variant)
 
 static void shmem_seq_read_throughput(struct kunit *test)
 {
-	read_bench(test, "-");
+	read_bench(test, false);
 }
 
 static void shmem_seq_read_lockless(struct kunit *test)
 {
-	read_bench(test, "lockless");
+	read_bench(test, true);
 }
 
 static struct kunit_case shmem_read_benchmark_cases[] = {

@@ -859,15 +859,18 @@ static void race_cut(struct kunit *test, struct race *rc)
 	KUNIT_ASSERT_EQ(test, cut_tail(rc->sf, rc->mode), 0);
 }
 
-static const char * const race_modes[] = { "truncate-shrink-regrow",
-					   "punch-hole" };
+/* How a race case cuts off the file's tail */
+struct race_case {
+	const char *name;
+	enum race_mode mode;
+};
 
-static void race_desc(const char * const *m, char *desc)
-{
-	strscpy(desc, *m, KUNIT_PARAM_DESC_SIZE);
-}
+static const struct race_case race_cases[] = {
+	{ "truncate-shrink-regrow", RACE_SHRINK },
+	{ "punch-hole", RACE_PUNCH },
+};
 
-KUNIT_ARRAY_PARAM(race, race_modes, race_desc);
+KUNIT_ARRAY_PARAM_DESC(race, race_cases, name);
 
 /*
  * A reader kthread reads the whole file in a loop while this thread cuts
@@ -881,7 +884,7 @@ KUNIT_ARRAY_PARAM(race, race_modes, race_desc);
  */
 static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 {
-	const char * const *mode = test->param_value;
+	const struct race_case *c = test->param_value;
 	struct task_struct *task;
 	struct race *rc;
 	int round, seen;
@@ -892,7 +895,7 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 
 	rc = kunit_kzalloc(test, sizeof(*rc), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rc);
-	rc->mode = mode == &race_modes[0] ? RACE_SHRINK : RACE_PUNCH;
+	rc->mode = c->mode;
 	rc->sf = sfile_create(test, "never", RACE_PAGES * SZ_PAGE);
 	sfile_write(test, rc->sf, 0, rc->sf->size, 8);
 	rc->buf = kunit_kmalloc(test, rc->sf->size, GFP_KERNEL);
@@ -927,7 +930,7 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 	kunit_release_action(test, race_stop_reader, rc);
 
 	kunit_info(test, "%s: %d rounds, %lu reads, %lu judged, %lu overlapped a cut, %lu bad",
-		   *mode, round, rc->reads, rc->judged, rc->overlapped, rc->bad);
+		   c->name, round, rc->reads, rc->judged, rc->overlapped, rc->bad);
 	KUNIT_EXPECT_EQ_MSG(test, rc->bad, 0,
 			    "first bad byte at %lld: %#x, want %#x or 0",
 			    rc->bad_off, rc->bad_got, rc->sf->want[rc->bad_off]);
@@ -1007,7 +1010,7 @@ static int pause_cutter(void *arg)
  */
 static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
 {
-	const char * const *mode = test->param_value;
+	const struct race_case *c = test->param_value;
 	struct task_struct *task;
 	struct reader *r = reader_create(test);
 	struct file *bufile;
@@ -1018,7 +1021,7 @@ static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
 
 	pz = kunit_kzalloc(test, sizeof(*pz), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pz);
-	pz->mode = mode == &race_modes[0] ? RACE_SHRINK : RACE_PUNCH;
+	pz->mode = c->mode;
 	pz->sf = sfile_create(test, "never", RACE_PAGES * SZ_PAGE);
 	sfile_write(test, pz->sf, 0, pz->sf->size, 9);
 	memset(pz->sf->want + RACE_CUT, 0, pz->sf->size - RACE_CUT);
@@ -1046,7 +1049,7 @@ static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, n, (ssize_t)pz->sf->size);
 	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
 					     n), 0);
-	check_bytes(test, r, pz->sf, *mode, 0, n);
+	check_bytes(test, r, pz->sf, c->name, 0, n);
 }
 
 static struct kunit_case shmem_read_cases[] = {
