@@ -30,9 +30,9 @@
  * unchanged, so each case is also a check that the path it drives
  * (grace-period work, expedite, drain before OOM, rcu_free_sync() from
  * contig allocation, compaction and memory failure) waited.
- * rcu_free_wait_grace() only waits for grace periods already started; only
- * a case that held the lists releases them (rcu_free_release()), in its
- * cleanup.
+ * rcu_free_wait_grace() only waits for grace periods already started; a
+ * case that held the lists releases them first (rcu_free_release(), a
+ * KUnit action the exit runs early).
  *
  * Without CONFIG_DEBUG_PAGE_RCU_FREE (off, CONFIG_PAGE_RCU_FREE off, or
  * rcu-free not applied) every case skips and says why.
