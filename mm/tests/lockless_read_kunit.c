@@ -770,8 +770,8 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
 	/*
 	 * Pages 0-1 read in turn get hot.  Page 2 is entered by reads that
 	 * span pages 1-3 (the batch path of shmem reads) and by reads of it
-	 * alone, each after a read of page 4 (a read of a hole or of a
-	 * fallocated folio leaves no prev_pos).
+	 * alone, each after a read of page 4; a fallocated folio is read as
+	 * zeroes and never marked, whatever prev_pos says.
 	 */
 	for (i = 0; i < 16; i++) {
 		alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);

@@ -18,9 +18,11 @@
 
 #include <kunit/test.h>
 #include <linux/anon_inodes.h>
+#include <linux/completion.h>
 #include <linux/falloc.h>
 #include <linux/folio_batch.h>
 #include <linux/fs.h>
+#include <linux/highmem.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
@@ -488,7 +490,8 @@ static void shmem_read_hwpoison_fallback_exact_bytes(struct kunit *test)
 /*
  * fallback_page_copy: a read across the poisoned page returns the bytes
  * before it (a short read), and the next read, at the poisoned page,
- * fails with -EIO.  The v1 batch moved to the next folio after one page
+ * fails with -EIO; so does a one-byte read of it, while one of the last
+ * byte before it succeeds.  The v1 batch moved to the next folio after one page
  * here and returned that folio's bytes instead.
  */
 static void shmem_read_hwpoison_fallback_stops_at_poison(struct kunit *test)
@@ -512,6 +515,17 @@ static void shmem_read_hwpoison_fallback_stops_at_poison(struct kunit *test)
 		ret = do_read(test, r, sf, k, before, SZ_64K);
 		KUNIT_EXPECT_EQ_MSG(test, ret, (ssize_t)-EIO,
 				    "%s read at the poisoned page", iter_name[k]);
+		/* The same, one page at a time: the lone-page lookup */
+		ret = do_read(test, r, sf, k, before, 1);
+		KUNIT_EXPECT_EQ_MSG(test, ret, (ssize_t)-EIO,
+				    "%s one-byte read of the poisoned page",
+				    iter_name[k]);
+		ret = do_read(test, r, sf, k, before - 1, 1);
+		KUNIT_EXPECT_EQ_MSG(test, ret, (ssize_t)1,
+				    "%s one-byte read before the poisoned page",
+				    iter_name[k]);
+		if (ret == 1)
+			check_bytes(test, r, sf, iter_name[k], before - 1, 1);
 	}
 	KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(p->folio), refs,
 			    "the poisoned folio's references changed");
@@ -520,9 +534,10 @@ static void shmem_read_hwpoison_fallback_stops_at_poison(struct kunit *test)
 /* ---- references ------------------------------------------------------ */
 
 /*
- * Reads leave every folio's reference count as they found it: complete
- * reads, a read cut short by a fault in the user buffer and a read that
- * stops at EOF.  A leaked or an extra folio_put() shows here.
+ * Reads leave every folio's reference count as they found it: one-page
+ * reads of each kind of page, complete reads, reads cut short by a fault
+ * in the user buffer and a read that stops at EOF.  A leaked or an extra
+ * folio_put() shows here.
  */
 struct held_folios {
 	struct folio *folios[64];
@@ -570,6 +585,23 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 	for (i = 0; i < h->nr; i++)
 		h->refs[i] = folio_ref_count(h->folios[i]);
 
+	/*
+	 * One-page reads first, while no folio is hot yet (a hot one would
+	 * be copied without references): the lookup of a lone last page,
+	 * inside the written PMD folio, in the fallocated PMD folio, in a
+	 * hole, in a small fallocated folio, and one cut short by a fault.
+	 */
+	read_and_check(test, r, sf, ITER_KIND_KVEC, SZ_4K + 17, 16);
+	read_and_check(test, r, sf, ITER_KIND_KVEC, PMD_BYTES + SZ_4K + 17, 16);
+	read_and_check(test, r, sf, ITER_KIND_UBUF, 2 * PMD_BYTES + SZ_64K + 17,
+		       16);
+	read_and_check(test, r, sf, ITER_KIND_KVEC,
+		       2 * PMD_BYTES + SZ_128K + 17, 16);
+	pos = 3 * SZ_4K;
+	fault_buf = (char __user *)(r->ubuf + UBUF_USABLE - 100);
+	KUNIT_EXPECT_EQ(test, vfs_read(sf->file, fault_buf, SZ_4K, &pos),
+			(ssize_t)100);
+
 	read_and_check(test, r, sf, ITER_KIND_KVEC, 0, 3 * SZ_1M);
 	read_and_check(test, r, sf, ITER_KIND_UBUF, SZ_1M + 1, 3 * SZ_1M);
 	read_and_check(test, r, sf, ITER_KIND_KVEC, sf->size - 100, SZ_64K);
@@ -583,6 +615,105 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(h->folios[i]), h->refs[i],
 				    "folio at index %lu (order %u)",
 				    h->folios[i]->index, folio_order(h->folios[i]));
+}
+
+/* ---- a folio that is locked and not uptodate --------------------------- */
+
+struct locked_read {
+	struct file *file;
+	struct folio *folio;	/* locked by the case until it is filled */
+	struct task_struct *task;
+	struct completion done;
+	u8 *buf;
+	ssize_t ret;
+};
+
+static int locked_read_fn(void *arg)
+{
+	struct locked_read *lr = arg;
+	loff_t pos = 0;
+
+	lr->ret = kernel_read(lr->file, lr->buf, SZ_4K, &pos);
+	complete(&lr->done);
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(HZ / 10);
+	return 0;
+}
+
+/* However the case ends: the folio unlocked, the reader finished */
+static void locked_read_end(void *arg)
+{
+	struct locked_read *lr = arg;
+
+	if (folio_test_locked(lr->folio))
+		folio_unlock(lr->folio);
+	kthread_stop(lr->task);
+	folio_put(lr->folio);
+}
+
+/*
+ * A one-page read that finds its folio locked and not uptodate, as
+ * migration leaves the new folio until it has copied the data, waits for
+ * the lock and returns the data, not zeroes: the reader must not return
+ * while the case holds the lock, and after the case fills the folio,
+ * marks it uptodate and unlocks it, the read returns those bytes.
+ */
+static void shmem_read_waits_for_locked_folio(struct kunit *test)
+{
+	struct sfile *sf = sfile_create(test, "never", SZ_4K);
+	struct locked_read *lr;
+	unsigned long deadline;
+	void *kaddr;
+	size_t i;
+
+	lr = kunit_kzalloc(test, sizeof(*lr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lr);
+	lr->buf = kunit_kzalloc(test, SZ_4K, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lr->buf);
+	sfile_falloc(test, sf, 0, SZ_4K);
+	lr->folio = filemap_lock_folio(sf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(lr->folio));
+	KUNIT_ASSERT_FALSE(test, folio_test_uptodate(lr->folio));
+	lr->file = sf->file;
+	init_completion(&lr->done);
+	lr->task = kthread_run(locked_read_fn, lr, "shmem_locked_read");
+	if (IS_ERR(lr->task)) {
+		folio_unlock(lr->folio);
+		folio_put(lr->folio);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(lr->task));
+		return;
+	}
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, locked_read_end,
+							lr), 0);
+
+	/* The reader sleeps on the folio (PG_waiters) or has returned */
+	deadline = jiffies + 10 * HZ;
+	while (!folio_test_waiters(lr->folio) && !completion_done(&lr->done) &&
+	       time_before(jiffies, deadline))
+		schedule_timeout_uninterruptible(1);
+	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&lr->done),
+			       "read returned %zd while the folio was locked and not uptodate",
+			       lr->ret);
+	KUNIT_EXPECT_TRUE_MSG(test, folio_test_waiters(lr->folio),
+			      "reader did not wait for the folio lock in 10 s");
+
+	kaddr = kmap_local_folio(lr->folio, 0);
+	memset(kaddr, 0x5a, SZ_4K);
+	kunmap_local(kaddr);
+	flush_dcache_folio(lr->folio);
+	folio_mark_uptodate(lr->folio);
+	folio_mark_dirty(lr->folio);
+	folio_unlock(lr->folio);
+
+	KUNIT_ASSERT_TRUE_MSG(test, wait_for_completion_timeout(&lr->done,
+								10 * HZ),
+			      "reader not done 10 s after the unlock");
+	KUNIT_EXPECT_EQ(test, lr->ret, (ssize_t)SZ_4K);
+	for (i = 0; i < SZ_4K && lr->buf[i] == 0x5a; i++)
+		;
+	KUNIT_EXPECT_EQ_MSG(test, i, (size_t)SZ_4K,
+			    "byte %zu is %#x, not the 0x5a written before the unlock",
+			    i, i < SZ_4K ? lr->buf[i] : 0);
 }
 
 /* ---- zero fill -------------------------------------------------------- */
@@ -1057,6 +1188,7 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE(shmem_read_hwpoison_fallback_exact_bytes),
 	KUNIT_CASE(shmem_read_hwpoison_fallback_stops_at_poison),
 	KUNIT_CASE(shmem_read_refcounts_unchanged),
+	KUNIT_CASE(shmem_read_waits_for_locked_folio),
 	KUNIT_CASE(shmem_read_zero_fill_fault_is_short),
 	KUNIT_CASE(shmem_read_sgp_noalloc_hole_enoent),
 	KUNIT_CASE(shmem_read_batch_start_past_max_empty),
