@@ -17,6 +17,8 @@
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 
+#include "mm_test_util.h"
+
 #define NR_PAGES	(2 * FOLIO_BATCH_SIZE + 8)
 
 struct contig_case {
@@ -43,8 +45,6 @@ static const struct contig_case contig_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, desc);
 
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-
 /* A shmem file with a page cache folio at every index but @hole. */
 static struct file *populated_file(struct kunit *test, pgoff_t hole)
 {
@@ -56,7 +56,7 @@ static struct file *populated_file(struct kunit *test, pgoff_t hole)
 				mk_vma_flags(VMA_NORESERVE_BIT));
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "shmem_file_setup: %ld",
 			       PTR_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput, file), 0);
 	for (i = 0; i < NR_PAGES; i++) {
 		if (i == hole)
 			continue;

@@ -49,7 +49,6 @@
 #if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
@@ -365,7 +364,7 @@ static void lru_gen_switch(struct kunit *test, bool on)
 	sv->file = file_open_root_mnt(mnt, "kernel/mm/lru_gen/enabled", O_RDWR, 0);
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sv->file), "open lru_gen/enabled: %ld",
 			       PTR_ERR(sv->file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
 							sv->file), 0);
 	sv->len = kernel_read(sv->file, sv->caps, sizeof(sv->caps) - 1, &pos);
 	KUNIT_ASSERT_GT(test, sv->len, 0);

@@ -17,6 +17,12 @@
 
 KUNIT_DEFINE_ACTION_WRAPPER(mm_test_unmount, kern_unmount, struct vfsmount *);
 
+/* fput() as a KUnit action: kunit_add_action_or_reset(test, mm_test_fput, f) */
+static inline void mm_test_fput(void *file)
+{
+	fput(file);
+}
+
 /*
  * The byte at offset @off of data written with @seed.  Never 0, so that
  * zeroes (holes, fallocated or truncated ranges) stand out; differs

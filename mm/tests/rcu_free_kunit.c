@@ -884,8 +884,6 @@ static void rcu_free_alloc_contig_range(struct kunit *test)
 #endif
 }
 
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-
 /* Open @name on @mnt for the current case; closed when the case ends */
 static struct file *case_file(struct kunit *test, struct vfsmount *mnt,
 			      const char *name)
@@ -894,7 +892,7 @@ static struct file *case_file(struct kunit *test, struct vfsmount *mnt,
 
 	file = file_open_root_mnt(mnt, name, O_CREAT | O_RDWR, 0600);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput, file), 0);
 	return file;
 }
 
@@ -1816,16 +1814,16 @@ static void rcu_free_splice_move_copies(struct kunit *test)
 
 	file = file_open_root_mnt(mnt, "spliced", O_CREAT | O_RDWR, 0600);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput, file), 0);
 	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	memset(data, 0x5a, PAGE_SIZE);
 	ret = kernel_write(file, data, PAGE_SIZE, &pos);
 	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, create_pipe_files(pipes, 0), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
 							pipes[0]), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper,
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
 							pipes[1]), 0);
 	pipe = get_pipe_info(pipes[1], false);
 

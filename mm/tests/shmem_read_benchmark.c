@@ -46,8 +46,6 @@
 #define PASSES		4
 #define SAMPLE_BYTES	((u64)FILE_SIZE * PASSES)
 
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
-
 enum layout { WRITTEN, FALLOCATED, HOLE, NR_LAYOUTS };
 
 static const char * const layout_name[] = { "written", "fallocated", "hole" };
@@ -63,7 +61,7 @@ static struct file *make_file(struct kunit *test, struct vfsmount *mnt,
 	file = shmem_file_setup_with_mnt(mnt, "seqread", FILE_SIZE,
 					 mk_vma_flags(VMA_NORESERVE_BIT));
 	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, fput_wrapper, file),
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput, file),
 			0);
 	if (layout == FALLOCATED)
 		KUNIT_ASSERT_EQ(test, vfs_fallocate(file, FALLOC_FL_KEEP_SIZE,

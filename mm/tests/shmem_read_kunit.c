@@ -40,7 +40,6 @@
 /* the last 64 KiB of the user buffer are unmapped: a copy there faults */
 #define UBUF_USABLE	(UBUF_LEN - SZ_64K)
 
-KUNIT_DEFINE_ACTION_WRAPPER(fput_wrapper, fput, struct file *);
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
 
 /* Run @action(@arg) when the case ends; abort the case if that fails. */
@@ -68,7 +67,7 @@ static struct sfile *sfile_create(struct kunit *test, const char *huge,
 					     mk_vma_flags(VMA_NORESERVE_BIT));
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sf->file), "shmem file: %ld",
 			       PTR_ERR(sf->file));
-	defer(test, fput_wrapper, sf->file);
+	defer(test, mm_test_fput, sf->file);
 	sf->size = size;
 	sf->want = vzalloc(size);
 	KUNIT_ASSERT_NOT_NULL(test, sf->want);
@@ -1162,7 +1161,7 @@ static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
 
 	bufile = anon_inode_getfile("shmem_read_pause", &pause_fops, pz, O_RDWR);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(bufile));
-	defer(test, fput_wrapper, bufile);
+	defer(test, mm_test_fput, bufile);
 	ubuf = kunit_vm_mmap(test, bufile, 0, pz->sf->size,
 			     PROT_READ | PROT_WRITE, MAP_PRIVATE, 0);
 	KUNIT_ASSERT_FALSE(test, !ubuf || IS_ERR_VALUE(ubuf));
