@@ -204,6 +204,66 @@ static void lockless_mark_counts_pages(struct kunit *test)
 }
 
 /*
+ * The re-check after i_size, filemap_read_rcu_in_slot(): true for a folio
+ * still in its slot (for a PMD folio also from the slot of its last page,
+ * a sibling), false once a hole punch has taken an order-0 folio out, and
+ * false for every page of a PMD folio once a split has put a node where
+ * it was.  The xa_state is kept across the punch and the split, which
+ * sleep, outside RCU: its node stays in the tree, as it still holds the
+ * file's other entries.  Only pointers are compared afterwards.
+ */
+static void lockless_slot_recheck(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
+	struct lr_file *huge = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	XA_STATE(xas, &lf->file->f_mapping->i_pages, 0);
+	XA_STATE(hxas, &huge->file->f_mapping->i_pages, 0);
+	struct folio *folio, *pmd, *f;
+	bool in, in_first, in_last;
+	int err = -EBUSY;
+
+	lr_file_write(test, lf, 0, lf->size, 3);
+	rcu_read_lock();
+	folio = filemap_read_rcu_lookup(&xas, 1);
+	in = folio && filemap_read_rcu_in_slot(&xas, 1, folio);
+	rcu_read_unlock();
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_PUNCH_HOLE |
+					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE,
+					    PAGE_SIZE), 0);
+	rcu_read_lock();
+	in = filemap_read_rcu_in_slot(&xas, 1, folio);
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE_MSG(test, in, "punched-out folio still in its slot");
+
+	lr_file_write(test, huge, 0, huge->size, 5);
+	lr_need_pmd_folio(test, huge, 0);
+	rcu_read_lock();
+	pmd = filemap_read_rcu_lookup(&hxas, 0);
+	in = pmd && filemap_read_rcu_in_slot(&hxas, HPAGE_PMD_NR - 1, pmd);
+	rcu_read_unlock();
+	KUNIT_ASSERT_NOT_NULL(test, pmd);
+	KUNIT_EXPECT_TRUE_MSG(test, in,
+			      "PMD folio not found from its last page's slot");
+	f = filemap_get_folio(huge->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(f));
+	folio_lock(f);
+	if (f == pmd && folio_test_large(f))
+		err = split_folio(f);
+	folio_unlock(f);
+	folio_put(f);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "split of the PMD folio failed");
+	rcu_read_lock();
+	in_first = filemap_read_rcu_in_slot(&hxas, 0, pmd);
+	in_last = filemap_read_rcu_in_slot(&hxas, HPAGE_PMD_NR - 1, pmd);
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
+	KUNIT_EXPECT_FALSE_MSG(test, in_last,
+			       "split folio still in its last page's slot");
+}
+
+/*
  * Patch 16: tmpfs counts an access when a read enters a folio, also at an
  * offset (7.3 counted only reads of a folio's first byte).
  */
@@ -915,6 +975,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_mark_repeated_reads),
 	KUNIT_CASE(lockless_mark_not_cold_data),
 	KUNIT_CASE(lockless_mark_counts_pages),
+	KUNIT_CASE(lockless_slot_recheck),
 	KUNIT_CASE(lockless_shmem_counts_accesses),
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
 	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
