@@ -212,7 +212,8 @@ static void lockless_mark_counts_pages(struct kunit *test)
  * sleep, outside RCU: its node stays in the tree, as it still holds the
  * file's other entries.  Only pointers are compared afterwards.
  */
-static void lockless_slot_recheck(struct kunit *test)
+#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_IN_SLOT)
+static void slot_recheck(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
 	struct lr_file *huge = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
@@ -261,6 +262,20 @@ static void lockless_slot_recheck(struct kunit *test)
 	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
 	KUNIT_EXPECT_FALSE_MSG(test, in_last,
 			       "split folio still in its last page's slot");
+}
+#else
+static void slot_recheck(struct kunit *test)
+{
+}
+#endif
+
+static void lockless_slot_recheck(struct kunit *test)
+{
+	/* See the LOCKLESS_READ_KUNIT_HAVE_* group in mm/tests/Kconfig */
+	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_IN_SLOT))
+		KUNIT_FAIL_AND_ABORT(test,
+				     "no filemap_read_rcu_in_slot(): rcu-free patch 14 is not applied");
+	slot_recheck(test);
 }
 
 /*
