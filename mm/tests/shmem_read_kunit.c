@@ -621,6 +621,7 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 struct locked_read {
 	struct file *file;
 	struct folio *folio;	/* locked by the case until it is filled */
+	bool locked;		/* the case still holds that lock */
 	struct task_struct *task;
 	struct completion done;
 	u8 *buf;
@@ -644,7 +645,7 @@ static void locked_read_end(void *arg)
 {
 	struct locked_read *lr = arg;
 
-	if (folio_test_locked(lr->folio))
+	if (lr->locked)
 		folio_unlock(lr->folio);
 	kthread_stop(lr->task);
 	folio_put(lr->folio);
@@ -672,7 +673,13 @@ static void shmem_read_waits_for_locked_folio(struct kunit *test)
 	sfile_falloc(test, sf, 0, SZ_4K);
 	lr->folio = filemap_lock_folio(sf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(lr->folio));
-	KUNIT_ASSERT_FALSE(test, folio_test_uptodate(lr->folio));
+	if (folio_test_uptodate(lr->folio)) {
+		/* no assert here: it would leave the folio locked */
+		folio_unlock(lr->folio);
+		folio_put(lr->folio);
+		KUNIT_FAIL(test, "the fallocated folio is uptodate");
+		return;
+	}
 	lr->file = sf->file;
 	init_completion(&lr->done);
 	lr->task = kthread_run(locked_read_fn, lr, "shmem_locked_read");
@@ -682,6 +689,7 @@ static void shmem_read_waits_for_locked_folio(struct kunit *test)
 		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(lr->task));
 		return;
 	}
+	lr->locked = true;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, locked_read_end,
 							lr), 0);
 
@@ -702,6 +710,7 @@ static void shmem_read_waits_for_locked_folio(struct kunit *test)
 	flush_dcache_folio(lr->folio);
 	folio_mark_uptodate(lr->folio);
 	folio_mark_dirty(lr->folio);
+	lr->locked = false;
 	folio_unlock(lr->folio);
 
 	KUNIT_ASSERT_TRUE_MSG(test, wait_for_completion_timeout(&lr->done,
