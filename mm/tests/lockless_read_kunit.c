@@ -208,28 +208,52 @@ static void lockless_mark_counts_pages(struct kunit *test)
  * still in its slot (for a PMD folio also from the slot of its last page,
  * a sibling), false once a hole punch has taken an order-0 folio out, and
  * false for every page of a PMD folio once a split has put a node where
- * it was.  The xa_state is kept across the punch and the split, which
- * sleep, outside RCU: its node stays in the tree, as it still holds the
- * file's other entries.  Only pointers are compared afterwards.
+ * it was.  False, too, for an index past the node the lookup found (its
+ * slot number wraps around to the folio's own slot) and past a one-page
+ * file's only entry, which has no node: a split in progress leaves a
+ * folio in every slot of a node, so the index a racy order gives must
+ * not reach beyond it.  The xa_state is kept across the punch and the
+ * split, which sleep, outside RCU: its node stays in the tree, as it
+ * still holds the file's other entries.  Only pointers are compared
+ * afterwards.
  */
 #if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_IN_SLOT)
 static void slot_recheck(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
 	struct lr_file *huge = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	struct lr_file *one = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
 	XA_STATE(xas, &lf->file->f_mapping->i_pages, 0);
 	XA_STATE(hxas, &huge->file->f_mapping->i_pages, 0);
+	XA_STATE(oxas, &one->file->f_mapping->i_pages, 0);
+	XA_STATE(cxas, &huge->file->f_mapping->i_pages, 0);
+	XA_STATE(wxas, &lf->file->f_mapping->i_pages, 0);
 	struct folio *folio, *pmd, *f;
-	bool in, in_first, in_last;
+	bool in, in_first, in_last, past;
 	int err = -EBUSY;
 
 	lr_file_write(test, lf, 0, lf->size, 3);
 	rcu_read_lock();
 	folio = filemap_read_rcu_lookup(&xas, 1);
 	in = folio && filemap_read_rcu_in_slot(&xas, 1, folio);
+	f = filemap_read_rcu_lookup(&wxas, 1);
+	past = f && filemap_read_rcu_in_slot(&wxas, 1 + XA_CHUNK_SIZE, f);
 	rcu_read_unlock();
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
+	KUNIT_EXPECT_FALSE_MSG(test, past,
+			       "index past the lookup's node found the folio");
+
+	lr_file_write(test, one, 0, one->size, 4);
+	rcu_read_lock();
+	f = filemap_read_rcu_lookup(&oxas, 0);
+	in = f && filemap_read_rcu_in_slot(&oxas, 0, f);
+	past = f && filemap_read_rcu_in_slot(&oxas, 1, f);
+	rcu_read_unlock();
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_EXPECT_TRUE_MSG(test, in, "one-page file: folio not found at 0");
+	KUNIT_EXPECT_FALSE_MSG(test, past,
+			       "one-page file: index 1 found the folio at 0");
 	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_PUNCH_HOLE |
 					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE,
 					    PAGE_SIZE), 0);
@@ -262,6 +286,19 @@ static void slot_recheck(struct kunit *test)
 	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
 	KUNIT_EXPECT_FALSE_MSG(test, in_last,
 			       "split folio still in its last page's slot");
+
+	/* A lookup now ends in a node of 64 order-0 slots */
+	rcu_read_lock();
+	f = filemap_read_rcu_lookup(&cxas, HPAGE_PMD_NR - 12);
+	in = f && filemap_read_rcu_in_slot(&cxas, HPAGE_PMD_NR - 12, f);
+	past = f && filemap_read_rcu_in_slot(&cxas,
+					     HPAGE_PMD_NR - 12 + XA_CHUNK_SIZE,
+					     f);
+	rcu_read_unlock();
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	KUNIT_EXPECT_TRUE_MSG(test, in, "folio of the split not in its slot");
+	KUNIT_EXPECT_FALSE_MSG(test, past,
+			       "index past the split's node found the folio");
 }
 #else
 static void slot_recheck(struct kunit *test)
@@ -292,6 +329,27 @@ static void lockless_shmem_counts_accesses(struct kunit *test)
 		alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
 	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
 			      "reads at offset 100 never flagged the folio");
+}
+
+/*
+ * Patch 16: tmpfs reads that go on within a folio, at offsets, count one
+ * access between them, however many they are.
+ */
+static void lockless_shmem_stays_in_folio(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	loff_t off;
+
+	lr_file_write(test, lf, 0, lf->size, 6);
+	/* The last read ends in folio 1, so the first below enters folio 0 */
+	KUNIT_ASSERT_GT(test, read_at(lf->file, PAGE_SIZE + 100, 16), 0);
+	for (off = 16; off < 256; off += 16) {
+		KUNIT_ASSERT_EQ(test, read_at(lf->file, off, 16), 16);
+		/* See alternate_reads() */
+		lru_add_drain_all();
+	}
+	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 0),
+			       "reads that stayed within the folio flagged it");
 }
 
 /* --------------------------------------------- filemap_read_rcu_can_copy */
@@ -992,6 +1050,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_mark_counts_pages),
 	KUNIT_CASE(lockless_slot_recheck),
 	KUNIT_CASE(lockless_shmem_counts_accesses),
+	KUNIT_CASE(lockless_shmem_stays_in_folio),
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
 	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
