@@ -28,6 +28,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/mm_inline.h>
 #include <linux/mman.h>
 #include <linux/namei.h>
 #include <linux/page_idle.h>
@@ -49,6 +50,7 @@
 #if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
+KUNIT_DEFINE_ACTION_WRAPPER(lr_folio_put, folio_put, struct folio *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
@@ -316,6 +318,33 @@ static void lockless_slot_recheck(struct kunit *test)
 }
 
 /*
+ * Patch 14: in a hot PMD-size tmpfs folio, a page with PG_hwpoison whose
+ * folio lacks PG_has_hwpoisoned (as while a split runs: it clears the
+ * folio's flag before the new folios get theirs) is not copied without a
+ * reference; the read of it fails as shmem's own path fails it, and the
+ * page before it is read.  The flag is set and cleared by hand.
+ */
+static void lockless_hwpoison_page_of_large_folio(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_2M);
+	struct folio *folio;
+	ssize_t at, before;
+
+	lr_file_write(test, lf, 0, lf->size, 6);
+	lr_need_pmd_folio(test, lf, 0);
+	make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	SetPageHWPoison(folio_page(folio, 5));
+	at = read_at(lf->file, 5 * PAGE_SIZE, 16);
+	before = read_at(lf->file, 4 * PAGE_SIZE, 16);
+	ClearPageHWPoison(folio_page(folio, 5));
+	folio_put(folio);
+	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "the page with PG_hwpoison was read");
+	KUNIT_EXPECT_EQ(test, before, 16);
+}
+
+/*
  * Patch 16: tmpfs counts an access when a read enters a folio, also at an
  * offset (7.3 counted only reads of a folio's first byte).
  */
@@ -350,6 +379,42 @@ static void lockless_shmem_stays_in_folio(struct kunit *test)
 	}
 	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 0),
 			       "reads that stayed within the folio flagged it");
+}
+
+/*
+ * Patch 17: a hot tmpfs folio that reclaim deactivated, read again from
+ * its first byte by a reader whose last read ended in it, is marked by
+ * those reads, as 7.3 marked every read from a first byte: the copy
+ * without references leaves such a read to the slow path until marking
+ * would change nothing.
+ */
+static void lockless_shmem_rereads_from_start(struct kunit *test)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct folio *folio;
+	unsigned int i;
+
+	if (lru_gen_enabled())
+		kunit_skip(test, "classic LRU only (folio_deactivate() ages a folio differently under MGLRU)");
+	lr_file_write(test, lf, 0, lf->size, 9);
+	make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lr_folio_put, folio),
+			0);
+	/* The last read ends within the folio */
+	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	folio_deactivate(folio);
+	lru_add_drain_all();
+	KUNIT_ASSERT_FALSE_MSG(test, folio_test_active(folio),
+			       "the folio was not deactivated");
+	for (i = 0; i < 2; i++) {
+		KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 64), 64);
+		/* See alternate_reads() */
+		lru_add_drain_all();
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, folio_test_active(folio),
+			      "reads from the first byte did not mark the deactivated folio");
 }
 
 /* --------------------------------------------- filemap_read_rcu_can_copy */
@@ -1049,8 +1114,10 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_mark_not_cold_data),
 	KUNIT_CASE(lockless_mark_counts_pages),
 	KUNIT_CASE(lockless_slot_recheck),
+	KUNIT_CASE(lockless_hwpoison_page_of_large_folio),
 	KUNIT_CASE(lockless_shmem_counts_accesses),
 	KUNIT_CASE(lockless_shmem_stays_in_folio),
+	KUNIT_CASE(lockless_shmem_rereads_from_start),
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
 	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
