@@ -395,7 +395,7 @@ static void lockless_shmem_rereads_from_start(struct kunit *test)
 	unsigned int i;
 
 	if (lru_gen_enabled())
-		kunit_skip(test, "classic LRU only (folio_deactivate() ages a folio differently under MGLRU)");
+		kunit_skip(test, "classic LRU only: MGLRU ages folios differently");
 	lr_file_write(test, lf, 0, lf->size, 9);
 	make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
