@@ -326,10 +326,13 @@ static void lockless_slot_recheck(struct kunit *test)
  */
 static void lockless_hwpoison_page_of_large_folio(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_2M);
+	struct lr_file *lf;
 	struct folio *folio;
 	ssize_t at, before;
 
+	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "needs MEMORY_FAILURE (PG_hwpoison)");
+	lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_2M);
 	lr_file_write(test, lf, 0, lf->size, 6);
 	lr_need_pmd_folio(test, lf, 0);
 	make_hot(test, lf);
