@@ -293,7 +293,6 @@ static void lazyfree_thp_redirtied_kept(struct kunit *test)
 }
 
 KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
-KUNIT_DEFINE_ACTION_WRAPPER(folio_put_action, folio_put, struct folio *);
 
 enum extra_ref { EXTRA_PIN, EXTRA_FOLIO_REF };
 
@@ -328,7 +327,7 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 	} else {
 		held = get_pmd_folio(current->mm, ctx->addr);
 		KUNIT_ASSERT_NOT_NULL(test, held);
-		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, folio_put_action,
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
 								held), 0);
 	}
 	snapshot(ctx);
@@ -342,7 +341,7 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 	if (pinned)
 		kunit_release_action(test, unpin_action, pinned);
 	if (held)
-		kunit_release_action(test, folio_put_action, held);
+		kunit_release_action(test, mm_test_folio_put, held);
 	expect_contents(test, ctx, false);
 }
 

@@ -50,7 +50,6 @@
 #if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
-KUNIT_DEFINE_ACTION_WRAPPER(lr_folio_put, folio_put, struct folio *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
@@ -403,8 +402,8 @@ static void lockless_shmem_rereads_from_start(struct kunit *test)
 	make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lr_folio_put, folio),
-			0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
+							folio), 0);
 	/* The last read ends within the folio */
 	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
 	folio_deactivate(folio);

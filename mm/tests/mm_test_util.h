@@ -12,6 +12,7 @@
 #include <kunit/test.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
+#include <linux/mm.h>
 #include <linux/mount.h>
 #include <linux/tracepoint.h>
 
@@ -21,6 +22,12 @@ KUNIT_DEFINE_ACTION_WRAPPER(mm_test_unmount, kern_unmount, struct vfsmount *);
 static inline void mm_test_fput(void *file)
 {
 	fput(file);
+}
+
+/* folio_put() as a KUnit action, for a reference a case holds */
+static inline void mm_test_folio_put(void *folio)
+{
+	folio_put(folio);
 }
 
 /*
