@@ -419,6 +419,46 @@ static void lockless_shmem_rereads_from_start(struct kunit *test)
 			      "reads from the first byte did not mark the deactivated folio");
 }
 
+/*
+ * Patches 16, 17: on tmpfs f_ra.prev_pos is where the last read ended,
+ * with the switch on (the copy without references did the read whole,
+ * and shmem returns at once) and off (shmem's loop did it); a read that
+ * copied nothing (at EOF, of no bytes) leaves it at its own position.
+ */
+static void lockless_shmem_prev_pos(struct kunit *test)
+{
+	struct lr_count *cnt = lr_count_start(test);
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct file *file = lf->file;
+	const loff_t sentinel = PAGE_SIZE + 7;
+	struct lr_stat s0, s1;
+	int on;
+
+	lr_file_write(test, lf, 0, lf->size, 10);
+	make_hot(test, lf);
+	for (on = 1; on >= 0; on--) {
+		lr_switch(test, on);
+		file->f_ra.prev_pos = sentinel;
+		lr_count_now(cnt, &s0);
+		KUNIT_ASSERT_EQ(test, read_at(file, 100, 16), 16);
+		lr_count_now(cnt, &s1);
+		KUNIT_ASSERT_EQ_MSG(test, s1.bytes - s0.bytes, on ? 16UL : 0UL,
+				    "switch %d: bytes copied without a reference", on);
+		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 116,
+				    "switch %d: 16 bytes read at 100", on);
+
+		file->f_ra.prev_pos = sentinel;
+		KUNIT_ASSERT_EQ(test, read_at(file, lf->size, 16), 0);
+		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, lf->size,
+				    "switch %d: a read at EOF", on);
+
+		file->f_ra.prev_pos = sentinel;
+		KUNIT_ASSERT_EQ(test, read_at(file, 200, 0), 0);
+		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 200,
+				    "switch %d: a read of no bytes at 200", on);
+	}
+}
+
 /* --------------------------------------------- filemap_read_rcu_can_copy */
 
 struct can_copy_case {
@@ -1120,6 +1160,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_shmem_counts_accesses),
 	KUNIT_CASE(lockless_shmem_stays_in_folio),
 	KUNIT_CASE(lockless_shmem_rereads_from_start),
+	KUNIT_CASE(lockless_shmem_prev_pos),
 	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
 	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
