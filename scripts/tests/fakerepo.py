@@ -18,11 +18,17 @@ kunit.py (below) logs each call in tmp/ctl/calls and:
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _default_sigint() -> None:
+	signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 FAKE_KUNIT = r'''#!/usr/bin/env python3
 import json, os, subprocess, sys, time
@@ -208,8 +214,13 @@ class FakeRepo:
 				      capture_output=True, text=True, timeout=timeout)
 
 	def start(self, *args, **env) -> subprocess.Popen:
+		"""The runner in the background, SIGINT at its default as in a
+		terminal: a shell without job control starts a background job (make
+		test &, nohup) with SIGINT ignored, and Python keeps it ignored, so
+		a ^C the tests send would not reach the runner."""
 		return subprocess.Popen(self.cmd(*args), env=self.env(**env), cwd=self.repo,
-					stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+					stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+					preexec_fn=_default_sigint)
 
 	def calls(self) -> list:
 		p = os.path.join(self.ctl, 'calls')
