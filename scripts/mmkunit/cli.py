@@ -58,6 +58,7 @@ def cmd_run(args) -> int:
 	code = finish('run', [st], t0)
 	if st.error:
 		raise Error(st.error)
+	print(report.hook_line([st]))
 	print(count_line(st.counts))
 	return code
 
@@ -66,7 +67,12 @@ def cmd_test(args) -> int:
 	t0 = time.monotonic()
 	sfx = '-debug' if args.debug else ''
 	ss = [stages.host_tests(), stages.checkpatch()]
-	for v in args.variants:
+	variants = list(args.variants)
+	if 'nohooks' in variants and (tree.series_mbox() or
+				      not any(tree.is_test_hook(p) for p in tree.read_series())):
+		# A posted series is judged with the hooks that apply to it
+		variants.remove('nohooks')
+	for v in variants:
 		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
 		ss.append(st)
 		if v == 'series':
@@ -85,6 +91,7 @@ def cmd_test(args) -> int:
 							     build_name='series'))
 	report.print_stages(ss)
 	code = finish('test', ss, t0)
+	print(report.hook_line(ss))
 	print(count_line(report.total(ss)))
 	return code
 
@@ -104,6 +111,7 @@ def cmd_judge(args) -> int:
 	st.applied = applied
 	st.cases = judge.judge_cases(results, applied, judge.load_expected_before(),
 				     require_listed=args.require_listed)
+	judge.apply_notes(st.cases, judge.scan_case_notes(lines), hooks_required=False)
 	st.cases += judge.judge_guest(lines, results, False, 0)
 	for n in judge.notes(st.cases):
 		info(f'  {st.name}: {n}')
@@ -111,6 +119,7 @@ def cmd_judge(args) -> int:
 	out = report.write('judge ' + args.log, [st], time.monotonic() - t0, code,
 			   results=args.out or os.path.dirname(os.path.abspath(args.log)))
 	info(f'results: {rel(out)}/summary.json, {rel(out)}/junit.xml')
+	print(report.hook_line([st]))
 	print(count_line(st.counts))
 	return code
 
@@ -447,7 +456,8 @@ def main(argv: List[str]) -> int:
 			p.add_argument('--slow', action='store_true',
 				       help='also run KUNIT_CASE_SLOW cases (benchmarks)')
 		else:
-			p.add_argument('--variants', nargs='+', default=['series', 'pristine'])
+			p.add_argument('--variants', nargs='+',
+				       default=['series', 'nohooks', 'pristine'])
 		p.add_argument('--debug', action='store_true',
 			       help='add ' + tree.DEBUG_KUNITCONFIG)
 		p.add_argument('--jobs', type=int, default=0,

@@ -95,6 +95,113 @@ def case(name: str, status: str, verdict: str, reason: str = '') -> dict:
 	return {'name': name, 'status': status, 'verdict': verdict, 'reason': reason}
 
 
+# ------------------------------------------------------ skips and hooks
+
+# The reasons our suites give a skip start with one of these
+# (mm/tests/mm_hooks.h); a part of a case skipped for a missing test hook
+# is logged as "# hook absent: <hook>: <part> not checked".
+HOOK_ABSENT = 'hook absent: '
+SKIP_KINDS = (('hook absent: ', 'hook'), ('config: ', 'config'),
+	      ('not applied: ', 'not-applied'), ('machine: ', 'machine'))
+
+_RESULT_RE = re.compile(r'^(\s*)(?:not )?ok \d+ (\S+)(?:\s+#\s*SKIP\s*(.*))?$')
+_SUBTEST_RE = re.compile(r'^(\s*)# Subtest: (\S+)')
+
+
+def skip_kind(reason: str) -> str:
+	"""Which kind of skip a reason says: hook, config, not-applied,
+	machine, or other."""
+	for prefix, kind in SKIP_KINDS:
+		if reason.startswith(prefix):
+			return kind
+	return 'other'
+
+
+def scan_case_notes(log_lines: List[str]) -> Dict[str, dict]:
+	"""Per case (suite.case, as count_json names it, parameters folded
+	into their case): the KTAP skip reason and the hook-absent parts it
+	logged, from the raw guest log."""
+	out: Dict[str, dict] = {}
+	stack: List[Tuple[int, str]] = []	# (indent, suite or case name)
+	pending: List[str] = []
+	for raw in log_lines:
+		# Keep the KTAP indentation: only the printk time goes
+		line = re.sub(r'^\[\s*\d+\.\d+\] ?', '', raw.rstrip('\n'))
+		m = _SUBTEST_RE.match(line)
+		if m:
+			ind = len(m.group(1))
+			stack = [s for s in stack if s[0] < ind] + [(ind, m.group(2))]
+			continue
+		if HOOK_ABSENT in line and line.lstrip().startswith('#'):
+			pending.append(line.split(HOOK_ABSENT, 1)[1].strip())
+			continue
+		m = _RESULT_RE.match(line)
+		if not m:
+			continue
+		ind, name, skip = len(m.group(1)), m.group(2), (m.group(3) or '').strip()
+		# A subtest's header is indented as its results are: a case's
+		# result has its suite above it, a parameter's its suite and
+		# case (folded into the case).
+		parents = [s[1] for s in stack if s[0] <= ind]
+		path = parents[:1] + [name] if len(parents) < 2 else parents[:2]
+		if len(parents) == 0:
+			stack = []
+			pending = []
+			continue
+		key = '.'.join(path)
+		n = out.setdefault(key, {'skip': '', 'hook_parts': []})
+		if skip and (len(parents) == 1 or not n['skip']):
+			n['skip'] = skip
+		n['hook_parts'].extend(p for p in pending if p not in n['hook_parts'])
+		pending = []
+		if len(parents) == 1:
+			stack = [s for s in stack if s[0] <= ind]
+	return out
+
+
+def apply_notes(cases: List[dict], notes_by_case: Dict[str, dict], hooks_required: bool
+		) -> List[dict]:
+	"""Add the skip kind and the hook-absent parts to the verdicts; with
+	@hooks_required (our own series, HOOKS=required) a skip or a part for a
+	missing hook is a failure."""
+	seen = set()
+	for c in cases:
+		n = None
+		for key in (c['name'], '.'.join(c['name'].split('.')[:2])):
+			n = notes_by_case.get(key)
+			if n:
+				break
+		if not n:
+			continue
+		# The parts a parameterised case logged count once, at its first
+		# parameter
+		parts = [] if key in seen else n['hook_parts']
+		seen.add(key)
+		if c['verdict'] == 'skip' and n['skip']:
+			c['skip_kind'] = skip_kind(n['skip'])
+			if not c['reason']:
+				c['reason'] = n['skip']
+		if parts:
+			c['hook_parts'] = list(parts)
+		hook_skip = c.get('skip_kind') == 'hook'
+		if hooks_required and (hook_skip or parts):
+			what = n['skip'] if hook_skip else f'{HOOK_ABSENT}{parts[0]}'
+			c['verdict'] = 'fail'
+			c['reason'] = f'HOOKS=required: {what}' + \
+				(f' (+{len(parts) - 1} more parts)' if len(parts) > 1 else '')
+		elif parts and c['verdict'] != 'fail':
+			c['reason'] = (c['reason'] + '; ' if c['reason'] else '') + \
+				f'{len(parts)} part(s) not checked, {HOOK_ABSENT.strip()} ' + \
+				'; '.join(parts)
+	return cases
+
+
+def hook_counts(cases: List[dict]) -> Dict[str, int]:
+	"""Cases skipped whole for a missing hook, and parts skipped."""
+	return {'hook_skipped_cases': sum(1 for c in cases if c.get('skip_kind') == 'hook'),
+		'hook_skipped_parts': sum(len(c.get('hook_parts', [])) for c in cases)}
+
+
 def judge_cases(results: Dict[str, str], applied_groups: Optional[List[str]],
 		expected_before: Dict[str, str], require_listed: bool = False) -> List[dict]:
 	"""One verdict per case; a case whose group is not applied must not pass.

@@ -29,6 +29,8 @@ class Stage:
 	# the patch groups the tree was judged as carrying; None: nobody said
 	# (VARIANT=asis or SERIES= without APPLIED=), expected-before was off
 	applied: Optional[List[str]] = field(default_factory=list)
+	# the test hooks: HOOKS= mode, the hook patches applied and not
+	hooks: dict = field(default_factory=dict)
 
 	@property
 	def counts(self) -> Dict[str, int]:
@@ -55,13 +57,40 @@ def exit_code(stages: List[Stage]) -> int:
 	return 1 if total(stages)['failed'] else 0
 
 
+def skip_counts(cases: List[dict]) -> Dict[str, int]:
+	"""Skipped cases by kind (hook, config, not-applied, machine, other)
+	and the parts of cases skipped for a missing test hook."""
+	out: Dict[str, int] = {}
+	for c in cases:
+		if c['verdict'] == 'skip':
+			k = c.get('skip_kind', 'other')
+			out[k] = out.get(k, 0) + 1
+	out['hook_parts'] = sum(len(c.get('hook_parts', [])) for c in cases)
+	return out
+
+
+def hook_line(stages: List[Stage]) -> str:
+	"""One line for the closing counts: what was skipped for missing hooks."""
+	cases = [c for s in stages for c in s.cases]
+	sk = skip_counts(cases)
+	hooks = sorted({p.split(':')[0] for c in cases for p in c.get('hook_parts', [])} |
+		       {c['reason'][len('hook absent: '):] for c in cases
+			if c.get('skip_kind') == 'hook' and c['reason'].startswith('hook absent: ')})
+	if not sk.get('hook') and not sk['hook_parts']:
+		return 'hook-absent: nothing skipped for a missing test hook'
+	return (f'hook-absent: {sk.get("hook", 0)} case(s) and {sk["hook_parts"]} part(s) '
+		f'skipped for missing test hooks ({"; ".join(hooks)})')
+
+
 def summary(command: str, stages: List[Stage], seconds: float, code: int) -> dict:
+	cases = [c for s in stages for c in s.cases]
 	out = {'command': command, 'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
 	       'seconds': round(seconds, 1), 'exit_code': code, 'counts': total(stages),
-	       'stages': []}
+	       'skips': skip_counts(cases), 'stages': []}
 	for s in stages:
 		d = asdict(s)
 		d['counts'] = s.counts
+		d['skips'] = skip_counts(s.cases)
 		d['seconds'] = round(s.seconds, 1)
 		for k in ('build_seconds', 'guest_seconds'):
 			if d[k] is not None:
@@ -93,6 +122,11 @@ def junit_xml(stages: List[Stage], seconds: float) -> str:
 					      value=f'{v:.1f}' if isinstance(v, float) else str(v))
 		ET.SubElement(props, 'property', name='applied', value='unknown: expected-before off'
 			      if s.applied is None else ','.join(s.applied) or 'none')
+		if s.hooks:
+			ET.SubElement(props, 'property', name='hooks', value=(
+				f'{s.hooks.get("mode")}; applied: ' +
+				(','.join(s.hooks.get('applied', [])) or 'none') + '; not applied: ' +
+				(','.join(s.hooks.get('not_applied', [])) or 'none')))
 		if s.error:
 			tc = ET.SubElement(ts, 'testcase', classname=s.name, name='stage', time='0')
 			ET.SubElement(tc, 'error', message=s.error, type='infrastructure').text = s.error
@@ -105,6 +139,9 @@ def junit_xml(stages: List[Stage], seconds: float) -> str:
 				ET.SubElement(tc, 'skipped', message=k['reason'] or k['status'])
 			ET.SubElement(tc, 'system-out').text = (
 				f'status: {k["status"]}; verdict: {k["verdict"]}' +
+				(f'; skip: {k["skip_kind"]}' if k.get('skip_kind') else '') +
+				(f'; hook-absent parts: {len(k["hook_parts"])}' if k.get('hook_parts')
+				 else '') +
 				(f'; reason: {k["reason"]}' if k['reason'] else ''))
 	ET.indent(root)
 	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'

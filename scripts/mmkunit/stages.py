@@ -119,6 +119,9 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 				info(f'{name}: kunit.py wrote unreadable JSON ({rel(b.json_path)})')
 	stage.cases = judge.judge_cases(results, groups, judge.load_expected_before(),
 					require_listed=not filter_glob and kunitconfigs is None)
+	stage.hooks = tree.hook_report(src) if src == tree.TREE else {}
+	judge.apply_notes(stage.cases, judge.scan_case_notes(b.log_lines),
+			  hooks_required=tree.hooks_mode(variant) == 'required')
 	stage.cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 	c = stage.counts
 	info(f'{name}: ' + (f'build {stage.build_seconds:.0f}s, ' if build else '') +
@@ -126,6 +129,8 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	     f'{c["skipped"]} skipped')
 	for n in judge.notes(stage.cases):
 		info(f'  {name}: {n}')
+	if tree.describe_hook_report(stage.hooks):
+		info(f'{name}: {tree.describe_hook_report(stage.hooks)}')
 	if groups is None:
 		info(f'{name}: {tree.describe_groups(groups)}')
 	info(f'{name}: full log {rel(logpath)}, guest log {rel(os.path.join(sdir, "test.log"))}')

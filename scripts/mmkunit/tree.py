@@ -8,6 +8,7 @@ changes without FORCE=1."""
 
 import glob
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -416,7 +417,60 @@ def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
 	return changed
 
 
-VARIANTS = 'series, pristine, asis, upto:N, before:GROUP, upto:GROUP'
+VARIANTS = 'series, nohooks, pristine, asis, upto:N, before:GROUP, upto:GROUP'
+
+
+# ---------------------------------------------- test hooks (patches/*/hooks/)
+
+# Test hooks: the patches of patches/<group>/hooks/ add what only our
+# suites use (exports of static functions, our tracepoints, the
+# DEBUG_PAGE_RCU_FREE helpers).  HOOKS= says what a run does with them:
+#   required  every hook of the groups the kernel carries is in it; a case
+#             or a part skipped for a missing hook is a failure (default
+#             for series, before:GROUP, upto:GROUP)
+#   auto      apply the hooks that apply after SERIES= / on VARIANT=asis and
+#             say which did not; a part skipped for a missing hook is a
+#             skip (default for SERIES=, asis, upto:N, pristine)
+#   none      no hook: the series as the seeds describe it (nohooks)
+HOOK_MODES = ('auto', 'none', 'required')
+
+
+def is_test_hook(patch: str) -> bool:
+	"""A patch of patches/<group>/hooks/ (not a mail of SERIES=)."""
+	return not os.path.isabs(patch) and '/hooks/' in patch
+
+
+def hooks_env() -> str:
+	mode = os.environ.get('HOOKS', '').strip()
+	if mode and mode not in HOOK_MODES:
+		raise Error(f'HOOKS={mode}: one of {", ".join(HOOK_MODES)}')
+	return mode
+
+
+def hooks_mode(variant: str) -> str:
+	"""What a variant does with the test hooks (HOOKS= or its default)."""
+	if variant == 'nohooks':
+		return 'none'
+	mode = hooks_env()
+	if mode:
+		return mode
+	if variant == 'pristine' or variant.startswith('upto:') and \
+			re.match(r'^upto:\d+$', variant) or variant == 'asis' or series_mbox():
+		return 'auto'
+	return 'required'
+
+
+def extra_hook_patches(variant: str) -> List[str]:
+	"""The hooks to try after the patches of SERIES= or on VARIANT=asis: those
+	of the groups APPLIED= names (all groups when it is not given)."""
+	if variant not in ('series', 'asis') or not (series_mbox() or variant == 'asis'):
+		return []
+	if hooks_mode(variant) == 'none':
+		return []
+	applied = os.environ.get('APPLIED', '').strip()
+	groups = parse_applied(applied) if applied else None
+	return [p for p in read_series() if is_test_hook(p) and
+		(groups is None or group_of(p) in groups)]
 
 
 def variant_patches(variant: str) -> List[str]:
@@ -431,6 +485,13 @@ def variant_patches(variant: str) -> List[str]:
 	if variant == 'pristine':
 		return []
 	series = series_patches()
+	if variant == 'nohooks':
+		if series_mbox():
+			raise Error('nohooks is our series without its test hooks: drop SERIES= '
+				    '(HOOKS=none keeps the hooks off a posted series)')
+		return [p for p in series if not is_test_hook(p)]
+	if hooks_mode(variant) == 'none':
+		series = [p for p in series if not is_test_hook(p)]
 	if variant == 'series':
 		return series
 	# "upto:N" = the first N patches (per-patch validation)
@@ -465,7 +526,7 @@ def variant_groups(variant: str) -> Optional[List[str]]:
 			    'carries the groups of its patches in patches/series')
 	if variant == 'asis' or (mbox and patches):
 		return parse_applied(applied) if applied else None
-	return sorted({group_of(p) for p in patches})
+	return sorted({group_of(p) for p in patches if not is_test_hook(p)})
 
 
 def describe_groups(groups: Optional[List[str]]) -> str:
@@ -477,8 +538,8 @@ def describe_groups(groups: Optional[List[str]]) -> str:
 	return 'carries ' + (', '.join(groups) or 'none of the groups')
 
 
-def variant_key(base: str, patches: List[str]) -> str:
-	h = hashlib.sha256(base.encode())
+def variant_key(base: str, patches: List[str], salt: str = '') -> str:
+	h = hashlib.sha256(base.encode() + salt.encode())
 	for p in patches:
 		h.update(patch_name(p).encode())
 		with open(patch_file(p), 'rb') as f:
@@ -525,6 +586,46 @@ def read_keyfile(keyfile: str) -> Tuple[str, str]:
 	return lines[0], lines[1]
 
 
+def hook_report(tree_dir: str = '') -> dict:
+	"""What the last assembly of build/tree did with the test hooks:
+	{mode, applied: [...], not_applied: [...]} (empty before any)."""
+	keyfile = (tree_dir or TREE) + '.key'
+	if os.path.isfile(keyfile):
+		with open(keyfile) as f:
+			lines = f.read().splitlines()
+		if len(lines) > 2 and lines[2].startswith('{'):
+			return json.loads(lines[2])
+	return {}
+
+
+def describe_hook_report(rep: dict) -> str:
+	if not rep or not (rep['applied'] or rep['not_applied'] or rep['mode'] == 'none'):
+		return ''
+	names = lambda ps: ', '.join(os.path.basename(p)[:40] for p in ps) or 'none'
+	return (f'test hooks ({rep["mode"]}): applied {len(rep["applied"])} '
+		f'({names(rep["applied"])}); did not apply {len(rep["not_applied"])} '
+		f'({names(rep["not_applied"])})')
+
+
+def apply_extra_hooks(tree_dir: str, extra: List[str], mode: str, env: dict) -> dict:
+	"""Try each test hook of @extra on the tree after a posted series or
+	on KDIR as it is; those that do not apply are left out and named."""
+	applied, not_applied = [], []
+	for p in extra:
+		r = sh(['git', 'am', '-q', '--3way', patch_file(p)], cwd=tree_dir, env=env,
+		       check=False, capture=True, timeout=600)
+		if r.returncode != 0:
+			sh(['git', 'am', '--abort'], cwd=tree_dir, env=env, check=False, capture=True)
+			not_applied.append(p)
+			info(f'test hook patches/{p} does not apply: left out')
+		else:
+			applied.append(p)
+	if mode == 'required' and not_applied:
+		raise Error(f'HOOKS=required: {len(not_applied)} test hook(s) do not apply: '
+			    + ', '.join(f'patches/{p}' for p in not_applied))
+	return {'mode': mode, 'applied': applied, 'not_applied': not_applied}
+
+
 def local_changes(tree: str, assembled_head: str) -> str:
 	"""What reassembling @tree would throw away: '' or a description."""
 	env = dict(GIT_ID)
@@ -545,13 +646,15 @@ def local_changes(tree: str, assembled_head: str) -> str:
 def assemble(variant: str) -> str:
 	"""Make build/tree = base + the variant's patches + overlay; return its path."""
 	patches = variant_patches(variant)
-	for p in patches:
+	mode = hooks_mode(variant)
+	extra = extra_hook_patches(variant)
+	for p in patches + extra:
 		if not os.path.isfile(patch_file(p)):
 			raise Error(f'patches/series names {p}, which does not exist')
 	base = base_commit()
 	gd = os.path.join(BUILD, 'linux.git')
 	tree = TREE
-	key = variant_key(base, patches)
+	key = variant_key(base, patches + extra, salt='hooks=' + mode)
 	keyfile = tree + '.key'
 	old_key, old_head = read_keyfile(keyfile)
 	if os.path.exists(os.path.join(tree, '.git')):
@@ -593,6 +696,13 @@ def assemble(variant: str) -> str:
 			base_desc = 'the base' if i == 1 else f'the base + patches 1-{i - 1}'
 			raise Error(f'patch {i}/{len(patches)} {patch_label(p)} does not apply '
 				    f'to {base_desc}')
+	if extra:
+		rep = apply_extra_hooks(tree, extra, mode, env)
+	else:
+		rep = {'mode': mode, 'applied': [p for p in patches if is_test_hook(p)],
+		       'not_applied': []}
+	if describe_hook_report(rep):
+		info(describe_hook_report(rep))
 	for relp in overlay_files():
 		dst = os.path.join(tree, relp)
 		os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -603,7 +713,7 @@ def assemble(variant: str) -> str:
 	   cwd=tree, env=env, capture=True)
 	head = sh(['git', 'rev-parse', 'HEAD'], cwd=tree, env=env, capture=True).stdout.strip()
 	with open(keyfile, 'w') as f:
-		f.write(key + '\n' + head + '\n')
+		f.write(key + '\n' + head + '\n' + json.dumps(rep) + '\n')
 	return tree
 
 
