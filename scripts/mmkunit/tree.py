@@ -611,12 +611,24 @@ def apply_extra_hooks(tree_dir: str, extra: List[str], mode: str, env: dict) -> 
 	"""Try each test hook of @extra on the tree after a posted series or
 	on KDIR as it is; those that do not apply are left out and named."""
 	applied, not_applied = [], []
+	failed_files: set = set()
 	for p in extra:
+		with open(patch_file(p), errors='replace') as f:
+			files = set(re.findall(r'^\+\+\+ b/(\S+)', f.read(), re.M))
+		# A hook may build on an earlier one in the same file (its
+		# #include <kunit/visibility.h>): after one did not apply, the
+		# later hooks of its files are left out rather than break the build
+		if files & failed_files:
+			not_applied.append(p)
+			info(f'test hook patches/{p}: left out, an earlier hook of '
+			     f'{", ".join(sorted(files & failed_files))} did not apply')
+			continue
 		r = sh(['git', 'am', '-q', '--3way', patch_file(p)], cwd=tree_dir, env=env,
 		       check=False, capture=True, timeout=600)
 		if r.returncode != 0:
 			sh(['git', 'am', '--abort'], cwd=tree_dir, env=env, check=False, capture=True)
 			not_applied.append(p)
+			failed_files |= files
 			info(f'test hook patches/{p} does not apply: left out')
 		else:
 			applied.append(p)

@@ -357,6 +357,43 @@ class TestSeriesMbox(RunCase):
 		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 		self.assertIn('nosuch is not a group', r.stderr)
 
+	def add_hooks(self):
+		"""Two test hooks of group fake: one applies after the mbox, one not."""
+		hd = os.path.join(self.fr.repo, 'patches', 'fake', 'hooks')
+		os.makedirs(hd)
+		for name, diff in (('0001-mm-hook-good.patch', fake_diff('int mbox_two;', 'int hook_one;', 3)),
+				   ('0002-mm-hook-bad.patch', fake_diff('int not_there;', 'int hook_two;'))):
+			with open(os.path.join(hd, name), 'w') as f:
+				f.write(mail(1, 1, name[5:-6].replace('-', ' '), diff))
+		with open(os.path.join(self.fr.repo, 'patches', 'series'), 'a') as f:
+			f.write('fake/hooks/0001-mm-hook-good.patch\nfake/hooks/0002-mm-hook-bad.patch\n')
+
+	# HOOKS=auto (the default with SERIES=): the hooks of the APPLIED= groups
+	# are tried after the mails, those that do not apply are named and left
+	# out; HOOKS=required refuses; HOOKS=none applies none (old: no hooks)
+	def test_mbox_gets_the_hooks_that_apply(self):
+		self.add_hooks()
+		mbox = self.write_mbox()
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='fake')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertIn('test hook patches/fake/hooks/0002-mm-hook-bad.patch does not apply: '
+			      'left out', r.stdout)
+		self.assertIn('hook_one', self.fake_c())
+		st = self.read_stage()
+		self.assertEqual(st['hooks'], {'mode': 'auto',
+					       'applied': ['fake/hooks/0001-mm-hook-good.patch'],
+					       'not_applied': ['fake/hooks/0002-mm-hook-bad.patch']})
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='fake', HOOKS='required')
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertIn('HOOKS=required: 1 test hook(s) do not apply', r.stderr)
+		r = self.fr.run('run', 'series', SERIES=mbox, APPLIED='fake', HOOKS='none')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertNotIn('hook_one', self.fake_c())
+		self.assertNotIn('mm: hook good', self.tree_log())
+		r = self.fr.run('run', 'nohooks', SERIES=mbox)
+		self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+		self.assertIn('nohooks is our series without its test hooks', r.stderr)
+
 	# make test SERIES=: checkpatch on the mbox's mails, the suites on the
 	# mbox's kernel (and its races boot) and on the base (old: patches/series)
 	def test_make_test_takes_the_mbox(self):
