@@ -13,7 +13,12 @@
           base_median ±cv%   %change  *   new_median ±cv%   configuration
       with "*" when the min-max ranges of base and new do not overlap.  A row
       found on one side only is an error, unless its case skipped on the other
-      side (then it is listed as not compared, with the skip reason).
+      side: such rows are not compared, one line per reason (the count, the
+      case, the first rows).  The kernels are named as --names A,B says, else
+      by the variant= of their BENCHENV lines (make bench-compare's A and B),
+      else base and new.  The plot puts each row's medians beside its change
+      in percent, the sizes of one configuration (4 KiB / 64 KiB / 1 MiB)
+      grouped.
   benchreport.py matrix --prefix K PATCH LOG[,LOG...] ... [--threshold PCT]
       One kernel per prefix of a patch series (K = patches applied, PATCH = the
       patch that prefix ends with, LOG "-" = that prefix did not build or
@@ -21,8 +26,13 @@
       step every later prefix causes (%, against the previous prefix that has
       it; a row that covers several patches is labelled "FIRST-K"), marked "!" where its size exceeds --threshold (default 1.0 %),
       and the total change; then the list of marked steps by patch, so that
-      one sees which patch costs (or gains) what.  The plot is each
+      one sees which patch costs (or gains) what; the cells without a value
+      at a measured prefix, one line per reason.  The plot is each
       configuration's median as a ratio to its first, against K.
+  In exact mode (BENCHENV exact=yes) the rows of more than one thread are not
+      results: the vCPUs take turns on one host thread, so their rounds are
+      bimodal.  Each mode lists them, one line per bench, as "not meaningful
+      in exact mode" and keeps their stats in the JSON ("not_meaningful").
   --json OUT: the rows' stats ("results"), every sample ("samples": log, line,
       case, bench, config, variant, round, value, unit), the skipped and
       failed cases ("cases").
@@ -53,11 +63,12 @@ Required keys:
   value    the measurement, a finite number
   unit     its unit, the same for every line of one bench and configuration
 Every other key is the configuration (shown in order of first appearance).
-A bench with a "threads" key of several integer values is plotted as value
-against threads, one line per variant (per kernel and variant for compare),
-with a dashed linear-scaling line from that line's smallest thread count, one
-subplot per combination of the other keys; any other bench as grouped bars
-with min-max error bars.  One PNG per bench.
+In inboot, a bench with a "threads" key of several integer values is plotted
+as value against threads, one line per variant, with a dashed linear-scaling
+line from that line's smallest thread count, one subplot per combination of
+the other keys; any other bench as grouped bars with min-max error bars.
+compare plots every bench as two panels, the medians and the change.  One PNG
+per bench.
 
 BENCHENV line (the environment of a boot)
 =========================================
@@ -267,6 +278,61 @@ def describe(bench: str, config: Dict[str, str], variant: str) -> str:
 			[f'variant={variant}'])
 
 
+def not_meaningful(samples: List[Sample], exact: bool) -> Tuple[List[Sample], List[Sample]]:
+	"""(kept, dropped): in exact mode the rows of more than one thread are
+	dropped.  The vCPUs take turns on one host thread and the guest clock
+	counts the instructions of all of them, so such rounds are bimodal
+	(cv 24-38 %): they measure no scaling and no path length."""
+	if not exact:
+		return samples, []
+	kept, dropped = [], []
+	for s in samples:
+		t = s.config.get('threads', '')
+		(dropped if re.fullmatch(r'[0-9]+', t) and int(t) > 1 else kept).append(s)
+	return kept, dropped
+
+
+def print_not_meaningful(dropped: List[Sample]) -> List[Dict]:
+	"""One line per bench for the rows not_meaningful() dropped; their
+	stats for the JSON."""
+	rows: Dict[Tuple, List[Sample]] = {}
+	for s in dropped:
+		rows.setdefault((s.side, s.bench, s.ckey(), s.variant), []).append(s)
+	out = []
+	for key, cell in rows.items():
+		s = cell[0]
+		out.append({'bench': s.bench, 'config': s.config, 'variant': s.variant,
+			    'side': s.side, **stats(cell)})
+	per_bench: Dict[str, List[str]] = {}
+	for r in out:
+		d = describe(r['bench'], r['config'], r['variant'])
+		if d not in per_bench.setdefault(r['bench'], []):
+			per_bench[r['bench']].append(d)
+	for bench, descs in per_bench.items():
+		print(f'not meaningful in exact mode: {len(descs)} row{"s" if len(descs) > 1 else ""} '
+		      f'of {bench} with threads > 1, not shown (the vCPUs take turns on one host '
+		      f'thread: such rounds are bimodal; measure scaling under KVM); '
+		      f'e.g. {examples(descs)}')
+	return out
+
+
+def examples(items: List[str], n: int = 2) -> str:
+	"""The first @n of @items, and how many more."""
+	more = len(items) - n
+	return '; '.join(items[:n]) + (f'; and {more} more' if more > 0 else '')
+
+
+def spans(ks: List[int]) -> str:
+	"""1, 2, 3, 5 -> "1-3, 5"."""
+	out: List[List[int]] = []
+	for k in sorted(set(ks)):
+		if out and k == out[-1][1] + 1:
+			out[-1][1] = k
+		else:
+			out.append([k, k])
+	return ', '.join(str(a) if a == b else f'{a}-{b}' for a, b in out)
+
+
 def check_rounds(path: str, samples: List[Sample], bad: Dict[str, str]) -> None:
 	"""One log: no duplicate sample, every configuration of a bench has all its rounds.
 	bad: status of the cases that failed or crashed, to name in the error."""
@@ -411,19 +477,28 @@ def pct(v: Optional[float], fmt: str = '.1f', prefix: str = '') -> str:
 
 
 def report_cases(cases: List[Dict], nlogs: int) -> int:
-	"""Print skipped and failed cases; return how many failed."""
+	"""Print failed cases one by one and skipped ones one line per reason
+	(a parameterised case's parameters as one case); return how many failed."""
 	seen: Dict[Tuple, List[str]] = {}
 	for c in cases:
 		if c['status'] != 'SUCCESS':
 			seen.setdefault((c['status'], c['case'], c['reason']), []).append(c['log'])
 	failed = 0
+	skipped: Dict[Tuple[str, str], Dict[str, int]] = {}
 	for (status, case, reason), logs in seen.items():
 		where = ', '.join(logs) if len(logs) <= 2 else f'in {len(logs)} of {nlogs} logs'
 		if status == 'SKIPPED':
-			print(f'skipped: {case}: {reason or "no reason given"} ({where})')
+			per = skipped.setdefault((reason or 'no reason given', where), {})
+			per[case_name(case)] = per.get(case_name(case), 0) + 1
 		else:
 			failed += 1
 			print(f'FAILED: {case} {STATUS.get(status, status)} ({where})')
+	for (reason, where), per in skipped.items():
+		names = [c if n == 1 else f'{c} ({n} parameters)' for c, n in per.items()]
+		if len(names) == 1:
+			print(f'skipped: {names[0]}: {reason} ({where})')
+		else:
+			print(f'skipped: {len(names)} cases: {reason}: {examples(names, 4)} ({where})')
 	return failed
 
 
@@ -438,6 +513,7 @@ def inboot(args, kp, printer) -> Report:
 	check_units(samples)
 	env = side_env(args.logs, envs)
 	print(f'environment: {env_text(env)}')
+	samples, dropped = not_meaningful(samples, env.get('exact') == 'yes')
 	results = []
 	for bench, b in group(samples).items():
 		base = b['variants'][0]
@@ -461,14 +537,15 @@ def inboot(args, kp, printer) -> Report:
 		print(f'\n{bench} ({", ".join(b["units"])}; baseline variant {base}; '
 		      f'case {", ".join(b["cases"])})')
 		print(table(rows, 'l' * (len(b['keys']) + 1) + 'rrrrrr'))
-	if not samples:
+	if not samples and not dropped:
 		print('no BENCH line: every benchmark case skipped')
+	nm = print_not_meaningful(dropped)
 	agree = boot_agreement(samples, args.logs)
 	print_agreement(agree)
 	failed = report_cases(cases, len(args.logs))
 	points = [(r['bench'], r['config'], r['variant'], r) for r in results]
 	out = {'mode': 'inboot', 'logs': args.logs, 'env': env, 'envs': envs,
-	       'boot_agreement': agree, 'results': results}
+	       'boot_agreement': agree, 'results': results, 'not_meaningful': nm}
 	return out, samples, cases, points, failed
 
 
@@ -495,6 +572,20 @@ def normalize(samples: List[Sample], ref: str) -> List[Sample]:
 	return out
 
 
+def side_names(args, env: Dict[str, Dict[str, str]]) -> Dict[str, str]:
+	"""What to call the two kernels: --names, else the variant their
+	BENCHENV lines name (make bench-compare's A and B), else base/new."""
+	if args.names:
+		a, sep, b = args.names.partition(',')
+		if not sep or not a or not b or a == b or ',' in b:
+			raise Error(f'--names {args.names!r}: give two different names, A,B')
+		return {'base': a, 'new': b}
+	got = {side: env[side].get('variant', '') for side in ('base', 'new')}
+	if all(v and '|' not in v for v in got.values()) and got['base'] != got['new']:
+		return got
+	return {'base': 'base', 'new': 'new'}
+
+
 def compare(args, kp, printer) -> Report:
 	"""Print one LKP-style table per bench: base logs against new logs."""
 	envs: Dict[str, Dict[str, str]] = {}
@@ -505,8 +596,11 @@ def compare(args, kp, printer) -> Report:
 	if 'yes' in exact.values() and exact['base'] != exact['new']:
 		raise Error(f'base logs have exact={exact["base"]}, new logs exact={exact["new"]}: '
 			    'instruction counts (exact mode) and wall time do not compare')
+	names = side_names(args, env)
 	for side in ('base', 'new'):
 		print(f'{side} environment: {env_text(env[side])}')
+	base, dropped_base = not_meaningful(base, exact['base'] == 'yes')
+	new, dropped_new = not_meaningful(new, exact['new'] == 'yes')
 	agree = {side: boot_agreement(smp, paths) for side, smp, paths in
 		 (('base', base, args.base), ('new', new, args.new))}
 	if args.ref:
@@ -518,7 +612,7 @@ def compare(args, kp, printer) -> Report:
 		   for side, cases in (('base', base_cases), ('new', new_cases))}
 	results, not_compared, points = [], [], []
 	for bench, b in group(base + new).items():
-		rows = [['base', '±cv%', '%change', '', 'new', '±cv%', 'configuration']]
+		rows = [[names['base'], '±cv%', '%change', '', names['new'], '±cv%', 'configuration']]
 		places = decimals([s for cell in b['cells'].values() for side in cell.values() for s in side])
 		for (ck, variant), sides in b['cells'].items():
 			config = b['configs'][ck]
@@ -537,11 +631,10 @@ def compare(args, kp, printer) -> Report:
 			b0, n0 = st['base'], st['new']
 			change = (n0['median'] - b0['median']) / abs(b0['median']) * 100 if b0['median'] else None
 			disjoint = n0['min'] > b0['max'] or n0['max'] < b0['min']
-			results.append({'bench': bench, 'config': config, 'variant': variant, **st,
-					'change_pct': change, 'disjoint': disjoint})
-			for side in ('base', 'new'):
-				label = side if variant == '-' else f'{side} {variant}'
-				points.append((bench, config, label, st[side]))
+			row = {'bench': bench, 'config': config, 'variant': variant, **st,
+			       'change_pct': change, 'disjoint': disjoint}
+			results.append(row)
+			points.append((bench, row))
 			rows.append([num(b0['median'], places), pct(b0['stddev_pct'], prefix='±'), pct(change, '+.1f'),
 				     '*' if disjoint else '', num(n0['median'], places), pct(n0['stddev_pct'], prefix='±'),
 				     ' '.join(f'{k}={v}' for k, v in config.items()) +
@@ -550,17 +643,30 @@ def compare(args, kp, printer) -> Report:
 			print(f'\n{bench} ({", ".join(b["units"])}; case {", ".join(b["cases"])})')
 			print(table(rows, 'rrrlrrl'))
 	if results:
-		print('\n* = the min-max ranges of base and new do not overlap')
-	for n in not_compared:
-		print(f'not compared: {describe(n["bench"], n["config"], n["variant"])}: '
-		      f'{n["case"]} skipped on {n["missing"]}: {n["reason"]}')
+		print(f'\n* = the min-max ranges of {names["base"]} and {names["new"]} do not overlap')
+	print_not_compared(not_compared, names)
+	nm = print_not_meaningful(dropped_base + dropped_new)
 	for side in ('base', 'new'):
-		print_agreement(agree[side], f'{side}: ')
+		print_agreement(agree[side], f'{names[side]}: ')
 	failed = report_cases(base_cases + new_cases, len(args.base) + len(args.new))
-	out = {'mode': 'compare', 'base_logs': args.base, 'new_logs': args.new,
+	out = {'mode': 'compare', 'base_logs': args.base, 'new_logs': args.new, 'names': names,
 	       'env': env, 'envs': envs, 'boot_agreement': agree,
-	       'results': results, 'not_compared': not_compared}
+	       'results': results, 'not_compared': not_compared, 'not_meaningful': nm}
 	return out, base + new, base_cases + new_cases, points, failed
+
+
+def print_not_compared(not_compared: List[Dict], names: Dict[str, str]) -> None:
+	"""One line per reason a row was not compared: the count, the cases
+	and the first rows as examples."""
+	why: Dict[Tuple[str, str], List[Dict]] = {}
+	for n in not_compared:
+		why.setdefault((n['missing'], n['reason']), []).append(n)
+	for (missing, reason), ns in why.items():
+		cases = list(dict.fromkeys(n['case'] for n in ns))
+		benches = list(dict.fromkeys(n['bench'] for n in ns))
+		print(f'not compared: {len(ns)} row{"s" if len(ns) > 1 else ""} of '
+		      f'{", ".join(benches)}: {", ".join(cases)} skipped on {names[missing]}: {reason}; '
+		      f'e.g. {examples([describe(n["bench"], n["config"], n["variant"]) for n in ns])}')
 
 
 def matrix(args, kp, printer) -> Report:
@@ -588,14 +694,16 @@ def matrix(args, kp, printer) -> Report:
 		raise Error('some prefixes ran in exact mode and some did not: instruction counts '
 			    'and wall time do not compare')
 	check_units(samples)
+	samples, dropped = not_meaningful(samples, exact == {'yes'})
 	built = [p for p in prefixes if p['logs']]
 	print(f'environment: {env_text(built[0]["env"]) if built else "-"}')
 	print(f'prefixes: {", ".join(str(p["k"]) for p in prefixes)}; a step is the change of '
 	      f'the median against the previous prefix that has the configuration; '
 	      f'"!" marks steps over {args.threshold}%')
-	benches_out, marked, points = {}, [], []
+	benches_out, marked, points, unmeasured = {}, [], [], []
 	for bench, b in group(samples).items():
 		cols = [(ck, v) for ck in b['configs'] for v in b['variants'] if (ck, v) in b['cells']]
+		col_case = {col: next(iter(b['cells'][col].values()))[0].case for col in cols}
 		places = decimals([s for cell in b['cells'].values() for side in cell.values() for s in side])
 		med = {(col, p['k']): stats(b['cells'][col][str(p['k'])])
 		       for col in cols for p in prefixes if str(p['k']) in b['cells'][col]}
@@ -618,6 +726,9 @@ def matrix(args, kp, printer) -> Report:
 					row.append('x')
 				elif st is None:
 					row.append('-')
+					unmeasured.append({'bench': bench, 'config': b['configs'][col[0]],
+							   'variant': col[1], 'k': p['k'],
+							   'case': col_case[col]})
 				elif col not in last:
 					row.append(num(st['median'], places))
 					first[col] = st['median']
@@ -661,7 +772,7 @@ def matrix(args, kp, printer) -> Report:
 				('' if col[1] == '-' else f' variant={col[1]}')
 			points.append((bench, label, [(p['k'], med[(col, p['k'])]['median'] / ref)
 						      for p in prefixes if (col, p['k']) in med]))
-	if not samples:
+	if not samples and not dropped:
 		print('no BENCH line: every benchmark case skipped')
 	if marked:
 		print(f'\nsteps over {args.threshold}%, by patch:')
@@ -674,12 +785,34 @@ def matrix(args, kp, printer) -> Report:
 	for p in prefixes:
 		if not p['logs']:
 			print(f'not measured: prefix {p["k"]} ({p["patch"]}): no log (build or boot failed)')
+	print_unmeasured(unmeasured, cases, prefixes)
+	nm = print_not_meaningful(dropped)
 	failed = report_cases(cases, sum(len(p['logs']) for p in prefixes))
 	out = {'mode': 'matrix', 'threshold_pct': args.threshold,
 	       'prefixes': [{'k': p['k'], 'patch': p['patch'], 'logs': p['logs'], 'env': p['env']}
 			    for p in prefixes],
-	       'envs': envs, 'benches': benches_out, 'marked': marked}
+	       'envs': envs, 'benches': benches_out, 'marked': marked,
+	       'not_measured': unmeasured, 'not_meaningful': nm}
 	return out, samples, cases, points, failed
+
+
+def print_unmeasured(unmeasured: List[Dict], cases: List[Dict], prefixes: List[Dict]) -> None:
+	"""The cells of the matrix ("-") without a value at a measured
+	prefix, one line per reason: the case skipped there (its reason), or
+	it printed no line for that configuration."""
+	logs = {p['k']: set(p['logs']) for p in prefixes}
+	why: Dict[Tuple[str, str], List[Dict]] = {}
+	for u in unmeasured:
+		reasons = {c['reason'] for c in cases if c['log'] in logs[u['k']] and
+			   c['status'] == 'SKIPPED' and case_name(c['case']) == u['case']}
+		reason = ('skipped: ' + ' | '.join(sorted(r or 'no reason given' for r in reasons))
+			  if reasons else 'no BENCH line for it')
+		why.setdefault((u['case'], reason), []).append(u)
+	for (case, reason), us in why.items():
+		rows = list(dict.fromkeys(describe(u['bench'], u['config'], u['variant']) for u in us))
+		print(f'not measured: {len(rows)} row{"s" if len(rows) > 1 else ""} at prefix'
+		      f'{"es" if len({u["k"] for u in us}) > 1 else ""} {spans([u["k"] for u in us])}: '
+		      f'{case} {reason}; e.g. {examples(rows)}')
 
 
 def plot_matrix(plt, path: str, bench: str, lines: List[Tuple], ks: List[int]) -> None:
@@ -770,6 +903,129 @@ def plot_bench(plt, path: str, bench: str, points: List[Tuple]) -> None:
 	plt.close(fig)
 
 
+# Keys whose values are a request or buffer size: the change plot groups
+# their values (4 KiB / 64 KiB / 1 MiB) inside each configuration.
+SIZE_KEYS = ('bs', 'size', 'block_size', 'len')
+SIZE_RE = re.compile(r'([0-9]+)([KMG]?)(?:i?B)?', re.I)
+
+
+def size_key(configs: List[Dict[str, str]]) -> Optional[str]:
+	"""The last key of @configs that names a size and whose every value
+	is one (bytes, or 64K / 2M), or that ends in _kib / _mib; else None."""
+	keys = list(dict.fromkeys(k for c in configs for k in c))
+	for k in reversed(keys):
+		vals = [c[k] for c in configs if k in c]
+		if (k in SIZE_KEYS or k.endswith(('_kib', '_mib'))) and \
+		   all(SIZE_RE.fullmatch(v) for v in vals):
+			return k
+	return None
+
+
+def size_label(key: str, value: str) -> str:
+	"""4096 -> "4 KiB", 64K -> "64 KiB", size_mib=1024 -> "1024 MiB"."""
+	m = SIZE_RE.fullmatch(value)
+	if not m:
+		return f'{key}={value}'
+	if key.endswith('_mib'):
+		return f'{value} MiB'
+	if key.endswith('_kib'):
+		return f'{value} KiB'
+	n = int(m[1]) << {'': 0, 'K': 10, 'M': 20, 'G': 30}[m[2].upper()]
+	for unit, shift in (('GiB', 30), ('MiB', 20), ('KiB', 10)):
+		if n >= 1 << shift and n % (1 << shift) == 0:
+			return f'{n >> shift} {unit}'
+	return f'{n} B'
+
+
+def better(unit: str) -> str:
+	"""Which way is better for @unit, as a plot says it."""
+	if '/s' in unit or unit == 'x ref':
+		return 'higher is better' if '/s' in unit else ''
+	if unit.split(' ')[0] in ('ns', 'us', 'ms', 's'):
+		return 'lower is better'
+	return ''
+
+
+def compare_layout(rows: List[Dict], bench: str) -> Tuple[Optional[str], List[Dict], List[float],
+								 List[str], List[float]]:
+	"""Where plot_compare() puts each row, top down: (size key, rows in
+	plot order, y positions, y labels, y of the lines between groups).
+	Rows whose configuration differs only in the size key form a group
+	(in order of first appearance), its sizes in their order; the group
+	is named on its first row, a size on every row."""
+	sk = size_key([r['config'] for r in rows])
+	groups: Dict[str, List[Dict]] = {}
+	for r in rows:
+		g = ' '.join(f'{k}={v}' for k, v in r['config'].items() if k != sk)
+		g += '' if r['variant'] == '-' else f' variant={r["variant"]}'
+		groups.setdefault(g.strip() or bench, []).append(r)
+	order, pos, labels, seps = [], [], [], []
+	y = 0.0
+	for gi, (g, rs) in enumerate(groups.items()):
+		if gi:
+			seps.append(y - 0.2)
+			y += 0.6
+		for j, r in enumerate(rs):
+			size = size_label(sk, r['config'][sk]) if sk and sk in r['config'] else ''
+			labels.append(f'{g}   {size}'.strip() if j == 0 else size)
+			order.append(r)
+			pos.append(y)
+			y += 1
+	return sk, order, pos, labels, seps
+
+
+def plot_compare(plt, path: str, bench: str, rows: List[Dict], names: Dict[str, str]) -> None:
+	"""One PNG at @path: per compared row, the medians of both kernels
+	(min-max error bars) beside the change of the median in percent.
+	Rows of one configuration but the size are grouped, sizes coloured
+	alike in every group; a pale bar's min-max ranges overlap."""
+	unit = rows[0]['base']['unit']
+	sk, order, pos, labels, seps = compare_layout(rows, bench)
+	y = pos[-1] + 1 if pos else 1
+	fig, (ax_abs, ax_chg) = plt.subplots(1, 2, sharey=True,
+					     figsize=(14, max(3.0, 1.6 + 0.3 * y)))
+	h = 0.38
+	for i, side in enumerate(('base', 'new')):
+		med = [r[side]['median'] for r in order]
+		err = [[m - r[side]['min'] for m, r in zip(med, order)],
+		       [r[side]['max'] - m for m, r in zip(med, order)]]
+		ax_abs.barh([p - h / 2 + i * h for p in pos], med, h, xerr=err, capsize=2,
+			    color=('#a6bddb', '#1c5a99')[i], label=names[side])
+	ax_abs.set(xlabel=unit, title='median (min-max)')
+	ax_abs.legend(fontsize='small', loc='upper center', bbox_to_anchor=(0.5, 0), borderaxespad=4.0, ncol=2)
+	sizes = list(dict.fromkeys(r['config'].get(sk, '') for r in order)) if sk else ['']
+	colour = {v: f'C{i % 10}' for i, v in enumerate(sizes)}
+	change = [r['change_pct'] or 0.0 for r in order]
+	for p, r, c in zip(pos, order, change):
+		ax_chg.barh(p, c, 0.75, color=colour[r['config'].get(sk, '') if sk else ''],
+			    alpha=1.0 if r['disjoint'] else 0.4)
+	lo, hi = min(change + [0.0]), max(change + [0.0])
+	pad = max(hi - lo, 2.0) * 0.18
+	ax_chg.set_xlim(lo - pad, hi + pad)
+	for p, c in zip(pos, change):
+		ax_chg.text(c + (pad * 0.05 if c >= 0 else -pad * 0.05), p, f'{c:+.1f}%',
+			    va='center', ha='left' if c >= 0 else 'right', fontsize='small')
+	ax_chg.axvline(0, color='black', lw=1)
+	ax_chg.set(xlabel=f'change of the median, {names["new"]} against {names["base"]} (%)',
+		   title='change' + (f' ({better(unit)})' if better(unit) else ''))
+	if sk:
+		from matplotlib.patches import Patch
+		ax_chg.legend([Patch(color=colour[v]) for v in sizes],
+			      [size_label(sk, v) for v in sizes], fontsize='small', loc='upper center',
+			      bbox_to_anchor=(0.5, 0), borderaxespad=4.0, ncol=len(sizes))
+	for ax in (ax_abs, ax_chg):
+		for sp in seps:
+			ax.axhline(sp, color='grey', lw=0.5)
+		ax.grid(axis='x', alpha=0.3)
+	ax_abs.set_yticks(pos, labels, fontsize='small')
+	ax_abs.invert_yaxis()
+	fig.suptitle(f'{bench}: {names["new"]} against {names["base"]} '
+		     '(pale: min-max ranges overlap)')
+	fig.tight_layout()
+	fig.savefig(path, dpi=100, bbox_inches='tight')
+	plt.close(fig)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
 	common = argparse.ArgumentParser(add_help=False)
 	common.add_argument('--json', metavar='OUT', help='write samples and stats as JSON')
@@ -790,6 +1046,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 		       help='"bench=<name> key=value ...": divide that bench\'s samples by '
 		       'the median of this configuration in the same boot (one the '
 		       'compared change does not touch), to cancel boot-to-boot level shifts')
+	a.add_argument('--names', metavar='A,B', default='',
+		       help='what to call the two kernels in the tables and plots (default: '
+		       'the variant= of their BENCHENV lines, else base,new)')
 	a.set_defaults(fn=compare)
 	a = sub.add_parser('matrix', parents=[common], help='one kernel per prefix of a series')
 	a.add_argument('--prefix', nargs=3, action='append', required=True,
@@ -824,6 +1083,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 						if out['mode'] == 'matrix':
 							plot_matrix(plt, path, bench, mine,
 								    [p['k'] for p in out['prefixes']])
+						elif out['mode'] == 'compare':
+							plot_compare(plt, path, bench, [m[0] for m in mine],
+								     out['names'])
 						else:
 							plot_bench(plt, path, bench, mine)
 						print(f'plot: {path}')

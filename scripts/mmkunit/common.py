@@ -22,7 +22,7 @@ GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost
 	  'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1',
 	  'GIT_CONFIG_COUNT': '1', 'GIT_CONFIG_KEY_0': 'gc.auto', 'GIT_CONFIG_VALUE_0': '0'}
 
-# Exit codes of every command (README "Exit codes")
+# Exit codes of every command (docs/running.rst "Exit codes")
 EXIT_PASS, EXIT_FAIL, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 

@@ -171,28 +171,64 @@ def print_stages(stages: List[Stage]) -> None:
 
 # ------------------------------------------------------------ series-check
 
+def with_parents(results: Dict[str, str]) -> Dict[str, str]:
+	"""@results with the status of each parameterised case's parent
+	(suite.case of suite.case.param) from its parameters, as kunit's own
+	result line for the parent has it: crashed if one crashed, else failed
+	if one failed, else skipped if all skipped, else passed.  kunit_json
+	keeps only the parameters, so a parent is otherwise listed only where
+	it ran without parameters (a kernel whose suite skips it whole)."""
+	params: Dict[str, List[str]] = {}
+	for name, status in results.items():
+		parts = name.split('.')
+		if len(parts) > 2:
+			params.setdefault('.'.join(parts[:2]), []).append(status)
+	out = dict(results)
+	for parent, sts in params.items():
+		if parent in out:
+			continue
+		if any(st in ('ERROR', 'CRASHED') for st in sts):
+			out[parent] = 'ERROR'
+		elif any(st not in ('PASS', 'SKIP') for st in sts):
+			out[parent] = 'FAIL'
+		elif all(st == 'SKIP' for st in sts):
+			out[parent] = 'SKIP'
+		else:
+			out[parent] = 'PASS'
+	return out
+
+
 def analyse_matrix(rows: List[dict]) -> dict:
 	"""Regressions, unbuilt prefixes and first passing patch of a matrix.
 
 	@rows: one per prefix, in order, each {'k', 'built', 'results'} with
 	results {case: PASS/FAIL/SKIP/...}.  A regression is a case that
 	passed on the previous built prefix and does not pass now (failed,
-	crashed, or did not run)."""
+	crashed, or did not run).  A parameterised case's parent row follows
+	its parameters (with_parents(), added to each row's results); its
+	regression is listed only when none of its parameters' is."""
+	for r in rows:
+		r['results'] = with_parents(r['results'])
 	cases = sorted({c for r in rows for c in r['results']})
 	regressions, first_pass = [], {}
 	prev = None
 	for r in rows:
 		if not r['built']:
 			continue
+		step = []
 		for c in cases:
 			now = r['results'].get(c, 'NOT RUN')
 			if now == 'PASS' and c not in first_pass:
 				first_pass[c] = r['k']
 			if prev and prev['results'].get(c) == 'PASS' and now != 'PASS':
-				regressions.append({'case': c, 'from': prev['k'], 'to': r['k'],
-						    'status': now})
+				step.append({'case': c, 'from': prev['k'], 'to': r['k'], 'status': now})
+		regressed = {g['case'] for g in step}
+		regressions += [g for g in step
+				if not any(c.startswith(g['case'] + '.') for c in regressed)]
 		prev = r
+	params = {c: sum(1 for x in cases if x.startswith(c + '.')) for c in cases}
 	return {'cases': cases, 'regressions': regressions, 'first_pass': first_pass,
+		'params': {c: n for c, n in params.items() if n},
 		'not_built': [r['k'] for r in rows if not r['built']]}
 
 
@@ -219,8 +255,10 @@ def format_matrix(rows: List[dict], an: dict) -> str:
 		     'checkpatch --strict (ok / !!)')
 	for i, c in enumerate(cases):
 		fp = an['first_pass'].get(c)
+		n = an.get('params', {}).get(c)
 		lines.append(f'{i + 1:>{width}} {c}  (first pass: '
-			     f'{"never" if fp is None else ("pristine" if fp == 0 else "patch " + str(fp))})')
+			     f'{"never" if fp is None else ("pristine" if fp == 0 else "patch " + str(fp))}'
+			     f'{f"; from its {n} parameters where they ran" if n else ""})')
 	for g in an['regressions']:
 		lines.append(f'REGRESSION: {g["case"]}: PASS at {g["from"]}, {g["status"]} at {g["to"]}')
 	for k in an['not_built']:

@@ -8,7 +8,14 @@ numbers: map=pmd variant=off 11, 10, 15 and variant=on 20, 29, 23 (ms), whose
 medians are not their means.
 compare-A-* (base) against compare-B-*: pread16 threads=1 base 10, 11, 12, 11
 and new 15, 16, 14, 15 (ranges apart); threads=2 base 20, 22, 21, 21 and new
-21, 23, 22, 22 (ranges overlap).  Error cases run on copies of the recorded
+21, 23, 22, 22 (ranges overlap).  exact-pristine.log against exact-series.log
+is make bench-compare A=pristine B=series in exact mode (BENCHENV exact=yes),
+with the medians of docs/benchmarks.rst: shmem_seq_read's 18 configurations
+(huge x layout x bs 4096/65536/1048576; 4 KiB written 2897 -> 2977) on both;
+shmem_seq_read_lockless's 36 rows (variant=lockless and the _mib bench) on the
+series only, the case skipped on pristine; pread16 threads=1 (tmpfs 1.250 ->
+1.279) and threads=2, whose rounds are 1x or 2x the one-thread rate, as
+icount makes them.  Error cases run on copies of the recorded
 logs with one line changed, dropped or doubled.  Every test runs the tool as
 a command, as the Makefile does, and needs kunit_tool's kunit_parser.py
 (build/tree/tools/testing/kunit, or $MMKUNIT_KUNIT_DIR): without it the
@@ -34,6 +41,8 @@ BOOT1 = os.path.join(DATA, 'inboot-series-boot1.log')
 BOOT2 = os.path.join(DATA, 'inboot-series-boot2.log')
 BASE = [os.path.join(DATA, f'compare-A-boot{i}.log') for i in (1, 2)]
 NEW = [os.path.join(DATA, f'compare-B-boot{i}.log') for i in (1, 2)]
+EXACT_A = os.path.join(DATA, 'exact-pristine.log')
+EXACT_B = os.path.join(DATA, 'exact-series.log')
 RUNS = {}  # (command, args...) -> (JSON, stdout)
 
 
@@ -158,12 +167,19 @@ class TestInboot(Base):
 		self.assertIn('skipped: shmem_bench.shmem_bench_pread16_huge: '
 			      'shmem THP disabled (shmem_enabled=never)', p.stdout)
 
-	# Catches an all-skipped log (pristine kernel) taken for an error, or its reasons dropped.
+	# Catches an all-skipped log (pristine kernel) taken for an error, or its
+	# reasons dropped; the four cases skipped for one reason are one line
+	# naming them (one line per case before)
 	def test_all_cases_skipped_is_not_an_error(self):
 		p = run('inboot', os.path.join(DATA, 'inboot-pristine-skipped.log'))
 		self.assertEqual(p.returncode, 0, p.stderr)
 		self.assertIn('every benchmark case skipped', p.stdout)
-		self.assertEqual(p.stdout.count(': series absent'), 4, p.stdout)
+		lines = [x for x in p.stdout.splitlines() if x.startswith('skipped:')]
+		self.assertEqual(len(lines), 1, p.stdout)
+		self.assertTrue(lines[0].startswith('skipped: 4 cases: series absent: '), lines)
+		for case in ('shmem_bench.shmem_bench_pread16', 'shmem_bench.shmem_bench_pread16_huge',
+			     'shmem_bench.shmem_bench_batch_read', 'lazyfree_bench.lazyfree_bench_reclaim'):
+			self.assertIn(case + ';' if 'reclaim' not in case else case + ' (', lines[0])
 
 	# Catches a failed benchmark case not reported or not in the exit status.
 	def test_failed_case_reported_exit_1(self):
@@ -321,8 +337,9 @@ class TestBootAgreement(Base):
 		d, out = self.json_of('inboot', *self.boots(1.0))
 		a = d['boot_agreement']
 		self.assertEqual((a['boots'], a['max_spread_pct'], a['within_limit']), (2, 0.0, True))
-		self.assertEqual(a['configurations'], 16)
-		self.assertIn('boots agree: 2 boots, 16 configurations; largest difference of medians '
+		# 16 configurations, less pread16's four of 2 threads: not results in exact mode
+		self.assertEqual(a['configurations'], 12)
+		self.assertIn('boots agree: 2 boots, 12 configurations; largest difference of medians '
 			      '0.000%', out)
 		self.assertIn('every configuration within 0.5%: yes', out)
 
@@ -459,6 +476,127 @@ class TestPlots(Base):
 		self.assertIn('\nreclaim (ms;', p.stdout)
 		self.assertTrue(os.path.isfile(out))
 		self.assertFalse(os.path.exists(os.path.join(self.tmp, 'png')))
+
+
+class TestAtAGlance(Base):
+	"""What a maintainer reads first: rows not compared grouped by reason,
+	the kernels named as given, exact mode's multi-thread rows set apart,
+	the change plot's grouping."""
+
+	def exact(self, *extra):
+		return self.json_of('compare', '--base', EXACT_A, '--new', EXACT_B, *extra)
+
+	# Catches one "not compared" line per row (36 here, as before) or a
+	# grouping that loses the count, the case or the reason.
+	def test_not_compared_one_line_per_reason(self):
+		d, out = self.exact()
+		self.assertEqual(len(d['not_compared']), 36)
+		lines = [x for x in out.splitlines() if x.startswith('not compared:')]
+		self.assertEqual(lines, [
+			'not compared: 36 rows of shmem_seq_read, shmem_seq_read_lockless_mib: '
+			'shmem_read_benchmark.shmem_seq_read_lockless skipped on pristine: no '
+			'lockless_page_cache_read switch (rcu-free patch 18); e.g. bench=shmem_seq_read '
+			'huge=never layout=written bs=4096 variant=lockless; bench=shmem_seq_read '
+			'huge=never layout=written bs=65536 variant=lockless; and 34 more'])
+
+	# Catches two reasons merged into one line: pread16 skipped on pristine
+	# for another reason is a line of its own, with its own count.
+	def test_two_reasons_two_lines(self):
+		base = self.mutate(EXACT_A, lambda ls: [
+			x.replace('ok 1 pread16_base', 'ok 1 pread16_base # SKIP only one CPU')
+			for x in ls if 'bench=pread16' not in x])
+		d, out = self.json_of('compare', '--base', base, '--new', EXACT_B)
+		lines = [x for x in out.splitlines() if x.startswith('not compared:')]
+		self.assertEqual(len(lines), 2, out)
+		self.assertTrue(lines[0].startswith('not compared: 36 rows of '), lines)
+		self.assertTrue(lines[1].startswith(
+			'not compared: 2 rows of pread16: pread16_benchmark.pread16_base skipped on '
+			'pristine: only one CPU; e.g. bench=pread16 fs=tmpfs mode=own-file threads=1 '
+			'variant=-; bench=pread16 fs=ramfs'), lines)
+
+	# Catches the kernels called base/new where the logs (make bench-compare's
+	# A and B) or --names say what they are, and a bad --names accepted.
+	def test_kernels_named_as_given(self):
+		d, out = self.exact()
+		self.assertEqual(d['names'], {'base': 'pristine', 'new': 'series'})
+		self.assertRegex(out, r'\npristine +±cv% +%change +series +±cv% +configuration\n')
+		d, out = self.exact('--names', 'A,B')
+		self.assertEqual(d['names'], {'base': 'A', 'new': 'B'})
+		self.assertIn('skipped on A: ', out)
+		d, _ = self.json_of('compare', '--base', *BASE, '--new', *NEW)
+		self.assertEqual(d['names'], {'base': 'base', 'new': 'new'})
+		p = run('compare', '--base', EXACT_A, '--new', EXACT_B, '--names', 'A')
+		self.assertBadInput(p, "--names 'A': give two different names, A,B$")
+
+	# Catches exact mode's bimodal multi-thread rows shown as results (the
+	# recorded ramfs threads=2 row would read +122.7 %), or one-thread rows
+	# dropped with them, or the rows dropped outside exact mode.
+	def test_exact_mode_multithread_rows_not_results(self):
+		d, out = self.exact()
+		self.assertEqual({r['config']['threads'] for r in d['results'] if r['bench'] == 'pread16'},
+				 {'1'})
+		one = self.find(d['results'], 'pread16', '-', fs='tmpfs', threads='1')
+		self.assertAlmostEqual(one['change_pct'], (1.279 - 1.250) / 1.250 * 100, places=6)
+		self.assertEqual(sorted((n['side'], n['config']['fs']) for n in d['not_meaningful']),
+				 [('base', 'ramfs'), ('base', 'tmpfs'), ('new', 'ramfs'), ('new', 'tmpfs')])
+		self.assertNotIn('threads=2\n', out)
+		self.assertIn('\nnot meaningful in exact mode: 2 rows of pread16 with threads > 1, not '
+			      'shown', out)
+		wall = [self.mutate(x, lambda ls: [y.replace('exact=yes', 'exact=no') for y in ls], 'wall-')
+			for x in (EXACT_A, EXACT_B)]
+		d, out = self.json_of('compare', '--base', wall[0], '--new', wall[1])
+		self.assertEqual(len([r for r in d['results'] if r['bench'] == 'pread16']), 4)
+		self.assertEqual(d['not_meaningful'], [])
+		self.assertNotIn('not meaningful', out)
+		d, out = self.json_of('inboot', EXACT_B)
+		self.assertEqual({r['config']['threads'] for r in d['results'] if r['bench'] == 'pread16'},
+				 {'1'})
+		self.assertIn('not meaningful in exact mode: 2 rows of pread16', out)
+
+	# Catches sizes not grouped inside a configuration (4 KiB / 64 KiB /
+	# 1 MiB), groups reordered, or a size shown in bytes.
+	def test_change_plot_layout(self):
+		d, _ = self.exact()
+		rows = [r for r in d['results'] if r['bench'] == 'shmem_seq_read']
+		sk, order, pos, labels, seps = benchreport.compare_layout(rows[::-1], 'shmem_seq_read')
+		self.assertEqual(sk, 'bs')
+		self.assertEqual(labels[:4], ['huge=always layout=hole   1 MiB', '64 KiB', '4 KiB',
+					      'huge=always layout=fallocated   1 MiB'])
+		self.assertEqual(len(seps), 5)
+		self.assertLess(pos[2] + 1, pos[3])		# a gap between groups
+		self.assertEqual([benchreport.size_label('bs', v) for v in ('4096', '64K', '2M', '1000')],
+				 ['4 KiB', '64 KiB', '2 MiB', '1000 B'])
+		self.assertEqual(benchreport.size_label('size_mib', '1024'), '1024 MiB')
+		self.assertIsNone(benchreport.size_key([{'fs': 'tmpfs', 'threads': '1'}]))
+
+	# Catches the compare plot missing for a bench, or drawn without the
+	# change panel (a PNG of one panel is far narrower).
+	def test_compare_plot_has_both_panels(self):
+		p = run('compare', '--base', EXACT_A, '--new', EXACT_B, '--plots', self.tmp)
+		self.assertEqual(p.returncode, 0, p.stderr)
+		if 'plots skipped' in p.stdout:
+			self.skipTest(p.stdout.strip().splitlines()[-1])
+		self.assertEqual(sorted(x for x in os.listdir(self.tmp) if x.endswith('.png')),
+				 ['pread16.png', 'shmem_seq_read.png'])
+		with open(os.path.join(self.tmp, 'shmem_seq_read.png'), 'rb') as f:
+			head = f.read(24)
+		width, height = int.from_bytes(head[16:20], 'big'), int.from_bytes(head[20:24], 'big')
+		self.assertGreater(width, 1200)
+		self.assertGreater(height, 600)
+
+	# Catches the matrix's cells without a value left unexplained or listed
+	# one per cell: one line per reason, with the prefixes.
+	def test_matrix_unmeasured_one_line_per_reason(self):
+		d, out = self.json_of('matrix', '--prefix', '0', 'pristine 7.3', EXACT_A,
+				      '--prefix', '1', 'g/0001-a.patch', EXACT_B)
+		self.assertEqual(len(d['not_measured']), 36)
+		lines = [x for x in out.splitlines() if x.startswith('not measured:')]
+		self.assertEqual(len(lines), 1, out)
+		self.assertTrue(lines[0].startswith(
+			'not measured: 36 rows at prefix 0: shmem_read_benchmark.shmem_seq_read_lockless '
+			'skipped: no lockless_page_cache_read switch (rcu-free patch 18); e.g. '), lines)
+		self.assertNotIn('threads=2', out.split('not meaningful')[0])
+		self.assertEqual(benchreport.spans([5, 1, 2, 3, 3]), '1-3, 5')
 
 
 class TestMatrix(Base):

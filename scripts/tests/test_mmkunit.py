@@ -258,6 +258,33 @@ class TestTreeAndSeries(unittest.TestCase):
 		# an expected-before failure that then passes is no regression
 		self.assertFalse(report.analyse_matrix(rows[:2])['regressions'])
 
+	# a parameterised case's parent follows its parameters: kunit_json lists
+	# only the parameters (s.p.a, s.p.b) where they run and the parent alone
+	# (s.p) where the suite skips it whole, so the parent read "first pass:
+	# never" although every parameter passed (rcu_free_drain_streak)
+	def test_series_check_matrix_parent_follows_params(self):
+		rows = [{'k': 0, 'patch': 'pristine 7.3', 'built': True,
+			 'results': {'s.p': 'SKIP', 's.q': 'SKIP'}},
+			{'k': 1, 'patch': 'g/0001.patch', 'built': True,
+			 'results': {'s.p.a': 'PASS', 's.p.b': 'SKIP', 's.q.a': 'FAIL', 's.q.b': 'PASS'}},
+			{'k': 2, 'patch': 'g/0002.patch', 'built': True,
+			 'results': {'s.p.a': 'PASS', 's.p.b': 'FAIL', 's.q.a': 'PASS', 's.q.b': 'PASS'}},
+			{'k': 3, 'patch': 'g/0003.patch', 'built': True,
+			 'results': {'s.p.a': 'SKIP', 's.p.b': 'SKIP', 's.q.a': 'ERROR', 's.q.b': 'PASS'}}]
+		an = report.analyse_matrix(rows)
+		self.assertEqual([r['results']['s.p'] for r in rows], ['SKIP', 'PASS', 'FAIL', 'SKIP'])
+		self.assertEqual([r['results']['s.q'] for r in rows], ['SKIP', 'FAIL', 'PASS', 'ERROR'])
+		self.assertEqual(an['first_pass']['s.p'], 1)
+		self.assertEqual(an['first_pass']['s.q'], 2)
+		self.assertEqual(an['params'], {'s.p': 2, 's.q': 2})
+		# a parameter's regression is listed, its parent's not again (s.q at
+		# 3); a parent's own is (s.p at 2: s.p.b went from SKIP to FAIL)
+		self.assertEqual([(g['case'], g['from'], g['to']) for g in an['regressions']],
+				 [('s.p', 1, 2), ('s.p.a', 2, 3), ('s.q.a', 2, 3)])
+		text = report.format_matrix(rows, an)
+		self.assertIn(' s.p  (first pass: patch 1; from its 2 parameters where they ran)', text)
+		self.assertNotIn('s.p  (first pass: never', text)
+
 	# a crashed case (kunit_json's ERROR) is a C cell, not "?" (old: "?")
 	def test_series_check_matrix_maps_crashes(self):
 		rows = [{'k': 0, 'patch': 'pristine 7.3', 'built': True,
