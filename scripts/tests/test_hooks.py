@@ -53,10 +53,13 @@ class TestInventory(unittest.TestCase):
 			if tree.is_test_hook(p):
 				continue
 			text = read('patches/' + p)
-			added = '\n'.join(l for l in text.splitlines() if l.startswith('+'))
+			added = '\n'.join(l for l in text.splitlines()
+				  if l.startswith('+') and not l.startswith('+++'))
 			for what in ('VISIBLE_IF_KUNIT', 'EXPORT_SYMBOL_IF_KUNIT',
+				     'kunit/visibility.h', 'trace/events/', 'TRACE_EVENT',
 				     'DEBUG_PAGE_RCU_FREE', 'trace_mm_filemap_read_rcu',
-				     'trace_mm_shmem_read_batch', 'rcu_free_hold'):
+				     'trace_mm_shmem_read_batch', 'rcu_free_hold',
+				     'rcu_free_nr_', 'rcu_free_check_'):
 				self.assertNotIn(what, added, f'{p} adds {what}')
 
 
