@@ -68,9 +68,12 @@ def cmd_test(args) -> int:
 	sfx = '-debug' if args.debug else ''
 	ss = [stages.host_tests(), stages.checkpatch()]
 	variants = list(args.variants)
-	if 'nohooks' in variants and (tree.series_mbox() or
+	if 'nohooks' in variants and (tree.series_mbox() or args.debug or
 				      not any(tree.is_test_hook(p) for p in tree.read_series())):
-		# A posted series is judged with the hooks that apply to it
+		# A posted series is judged with the hooks that apply to it.
+		# Under the debug options the series kernel (every hook in)
+		# covers the feature code; nohooks differs only by the hooks
+		# and would add a third cold debug build to make test-debug.
 		variants.remove('nohooks')
 	for v in variants:
 		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
