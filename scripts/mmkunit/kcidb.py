@@ -83,13 +83,22 @@ def base_desc(stage) -> Dict:
 	check when there is one, else what the environment says."""
 	s = stage.series or {}
 	b = (s.get('base') or {}) if isinstance(s, dict) else {}
+	rep = stage.repro or {}
+	# a git KDIR's HEAD is a real commit (when it is the base: no local
+	# changes on top); an imported tarball's commit is ours alone (misc)
+	real = rep.get('kdir_head', '') if rep.get('kdir_head') and \
+		rep.get('kdir_head') == rep.get('base_commit') else ''
 	if b.get('used'):
-		return {'commit': b['used'], 'source': b.get('used_source', '')}
+		return {'commit': real if b['used'] == rep.get('base_commit') else '',
+			'source': b.get('used_source', ''), 'import': b['used']}
 	if os.environ.get('KDIR'):
-		return {'commit': '', 'source': f'KDIR={os.environ["KDIR"]}'}
+		return {'commit': real, 'source': f'KDIR={os.environ["KDIR"]}',
+			'import': rep.get('base_commit', '')}
 	if os.environ.get('LINUX_TARBALL'):
-		return {'commit': '', 'source': f'LINUX_TARBALL={os.environ["LINUX_TARBALL"]}'}
-	return {'commit': '', 'source': "Debian's linux-source-7.3"}
+		return {'commit': '', 'source': f'LINUX_TARBALL={os.environ["LINUX_TARBALL"]}',
+			'import': rep.get('base_commit', '')}
+	return {'commit': '', 'source': "Debian's linux-source-7.3",
+		'import': rep.get('base_commit', '')}
 
 
 def checkout_of(stage, run_id: str) -> Dict:
@@ -97,7 +106,8 @@ def checkout_of(stage, run_id: str) -> Dict:
 	rep = stage.repro or {}
 	phash = rep.get('patchset_hash', '')
 	base = base_desc(stage)
-	key = hashlib.sha256(f'{base["source"]}\0{base["commit"]}\0{phash}'.encode()).hexdigest()
+	key = hashlib.sha256(f'{base["source"]}\0{base.get("import", "")}\0{phash}'.encode()
+			     ).hexdigest()
 	c = {'id': f'{origin()}:{run_id}-{key[:16]}', 'origin': origin(),
 	     'tree_name': 'linux-7.3', 'patchset_hash': phash,
 	     'valid': stage.outcome == '',
@@ -114,7 +124,7 @@ def checkout_of(stage, run_id: str) -> Dict:
 		c['patchset_files'] = [{'name': os.path.basename(p['file']) or 'patch',
 					'url': url_of(os.path.join(REPO, p['file']))}
 				       for p in rep['patches']]
-	misc = {'base_source': base['source'],
+	misc = {'base_source': base['source'], 'base_import_commit': base.get('import', ''),
 		'patches': [{k: p[k] for k in ('patch', 'patch_id', 'sha256')}
 			    for p in rep.get('patches', [])]}
 	if ser:

@@ -142,11 +142,28 @@ def record(build_dir: str, logpath: str, log_lines: List[str],
 		   qemu_command=effective_qemu(cmd, accel, exact), accel=accel,
 		   exact_mode=exact, seeds=seeds(log_lines))
 	rec.update(patches_record(patch_paths, patch_labels))
-	try:
-		head = subprocess.run(['git', '-C', os.path.join(REPO, 'build', 'tree'), 'rev-parse',
-				       'HEAD'], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-				      text=True, timeout=60, env=dict(os.environ, **GIT_ID))
-		rec['tree_head'] = head.stdout.strip()
-	except (OSError, subprocess.TimeoutExpired):
-		pass
+	rec.update(git_heads())
 	return rec
+
+
+def git_heads() -> Dict[str, str]:
+	"""build/tree's HEAD, the imported base commit and a git KDIR's HEAD."""
+	out = {}
+	gd = os.path.join(REPO, 'build', 'linux.git')
+	for key, args in (('tree_head', ['-C', os.path.join(REPO, 'build', 'tree'), 'rev-parse',
+					 'HEAD']),
+			  ('base_commit', ['--git-dir', gd, 'rev-parse', '-q', '--verify',
+					   'refs/heads/base']),
+			  ('kdir_head', ['--git-dir', gd, 'rev-parse', '-q', '--verify',
+					 'refs/kdir/head'])):
+		try:
+			r = subprocess.run(['git'] + args, stdout=subprocess.PIPE,
+					   stderr=subprocess.DEVNULL, text=True, timeout=60,
+					   env=dict(os.environ, **GIT_ID))
+		except (OSError, subprocess.TimeoutExpired):
+			continue
+		if r.returncode == 0 and r.stdout.strip():
+			out[key] = r.stdout.strip()
+	if not os.environ.get('KDIR'):
+		out.pop('kdir_head', None)	# a KDIR of an earlier run
+	return out

@@ -77,10 +77,14 @@ def is_thread(mails) -> bool:
 	series mbox (its patches, maybe with its cover letter)."""
 	versions = set()
 	for m in mails:
-		tag = patch_tag(subject_of(m))
-		if tag is None:
-			return True			# a reply or another mail
-		versions.add(tag[0])
+		subj = subject_of(m)
+		if re.match(r'^\s*(re|aw|fwd?)\s*:', subj, re.I):
+			return True			# a reply
+		tag = patch_tag(subj)
+		if tag:
+			versions.add(tag[0])
+		elif not has_diff(body_text(m)):
+			return True			# a mail that is neither patch nor cover
 	return len(versions) > 1
 
 

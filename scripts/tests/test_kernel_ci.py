@@ -580,6 +580,12 @@ class TestKcidbRun(RunCase):
 						  '0001-mm-fake-change.patch'))
 		self.assertEqual([p['patch_id'] for p in rep['patches']], [pid])
 		self.assertEqual(st['pristine']['repro']['patchset_hash'], '')
+		# the imported base (a plain KDIR here: our commit, not a real one)
+		self.assertRegex(rep['base_commit'], '^[0-9a-f]{40}$')
+		self.assertNotIn('kdir_head', rep)
+		co = [c for c in doc['checkouts'] if c['patchset_hash']][0]
+		self.assertEqual(co['misc']['base_import_commit'], rep['base_commit'])
+		self.assertNotIn('git_commit_hash', co)
 
 
 class TestRepro(unittest.TestCase):
