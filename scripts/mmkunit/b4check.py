@@ -142,8 +142,13 @@ def check(mail: bytes, matrix_path: str = MATRIX, run=None) -> List[Dict[str, st
 def cmd_b4_check(args) -> int:
 	"""mmkunit b4-check: the JSON on stdout, everything else on stderr."""
 	mail = sys.stdin.buffer.read()
+	# info() lines and child processes (--run's builds) must not reach
+	# b4's JSON: stdout is stderr, at the file descriptor too, until the end
+	sys.stdout.flush()
+	saved_fd = os.dup(1)
 	real_stdout = sys.stdout
-	sys.stdout = sys.stderr		# info() lines must not reach b4's JSON
+	os.dup2(2, 1)
+	sys.stdout = sys.stderr
 	try:
 		run = None
 		if args.run:
@@ -153,8 +158,11 @@ def cmd_b4_check(args) -> int:
 		except Error as e:
 			out = result('fail', f'mm-kunit could not check it: {e}')
 	finally:
+		sys.stdout.flush()
+		os.dup2(saved_fd, 1)
+		os.close(saved_fd)
 		sys.stdout = real_stdout
-	print(json.dumps(out, indent=1))
+	print(json.dumps(out, indent=1), flush=True)
 	return 0
 
 

@@ -663,6 +663,21 @@ class TestB4CheckCommand(RunCase):
 				   cwd=self.tmp.name, capture_output=True, timeout=120)
 		self.assertEqual(json.loads(r.stdout)[0]['status'], 'warn')
 
+	# --run measures prefixes 0 and 1 (fake kernels) first; their builds'
+	# and boots' output goes to stderr, stdout stays b4's JSON alone
+	def test_command_run(self):
+		patch = os.path.join(self.fr.repo, 'patches', 'fake', '0001-mm-fake-change.patch')
+		with open(patch, 'rb') as f:
+			r = subprocess.run(self.fr.cmd('b4-check', '--run'), stdin=f, env=self.fr.env(),
+					   cwd=self.tmp.name, capture_output=True, timeout=300)
+		self.assertEqual(r.returncode, 0, r.stderr)
+		out = json.loads(r.stdout)
+		self.assertEqual(out[0]['status'], 'pass', out)
+		self.assertIn('patch 1/1: turns 0 case(s) green, 0 red; builds', out[0]['summary'])
+		self.assertIn(b'fake build', r.stderr)
+		self.assertTrue(os.path.isfile(os.path.join(self.fr.build, 'series-check',
+							    'matrix.json')))
+
 
 if __name__ == '__main__':
 	unittest.main()
