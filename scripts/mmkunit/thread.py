@@ -297,7 +297,10 @@ def check_base(gd: str, base: str, meta: Dict) -> Dict:
 	if want:
 		cands = [base, ours.get('kdir_head', '')]
 		res['match'] = any(c and c.startswith(want) for c in cands)
-		if not res['match']:
+		if res['match']:
+			info(f'SERIES: base-commit {want[:12]} named by the series is our base '
+			     f'({ours["source"]})')
+		else:
 			r = tree.git(['rev-parse', '--verify', '-q', want + '^{commit}'], gd,
 				     capture=True, check=False)
 			known = r.returncode == 0

@@ -424,6 +424,16 @@ class TestThreadRuns(RunCase):
 		base = self.summary()['stages'][0]['series']['base']
 		self.assertEqual((base['requested'], base['match']), (BASE, False))
 		self.assertRegex(base['used'], '^[0-9a-f]{40}$')
+		# the base it names is ours: said, matched, no refusal when strict
+		ours = base['used']
+		mbox = self.write(threadmbox.thread(self.fake_patches(), self.fake_patches(),
+						    base=ours), 'ours.mbox')
+		r = self.fr.run('run', 'series', SERIES=mbox, SERIES_BASE='strict')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertIn(f'base-commit {ours[:12]} named by the series is our base', r.stdout)
+		self.assertTrue(self.summary()['stages'][0]['series']['base']['match'])
+		mbox = self.write(threadmbox.thread(self.fake_patches(), self.fake_patches(),
+						    base=BASE), 'thread.mbox')
 		r = self.fr.run('run', 'series', SERIES=mbox, SERIES_BASE='strict')
 		self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
 		self.assertIn('SERIES_BASE=strict: refusing', r.stderr.strip().splitlines()[-1])
