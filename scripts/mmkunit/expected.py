@@ -107,9 +107,6 @@ def join_continuations(text: str) -> str:
 	return ''.join(out)[:-1]
 
 
-CASE_RE = re.compile(r'\bKUNIT_CASE(?:_[A-Z_]+)?\s*\(\s*([A-Za-z_]\w*)')
-
-
 def case_macro(entry: str) -> Optional[Tuple[str, bool]]:
 	"""(case name, slow) of one KUNIT_CASE*() table entry, or None."""
 	m = re.match(r'\s*(KUNIT_CASE(?:_[A-Z_]+)?)\s*\(\s*([A-Za-z_]\w*)', entry)

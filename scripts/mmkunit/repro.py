@@ -12,7 +12,7 @@ import os
 import re
 import shlex
 import subprocess
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from .common import GIT_ID, REPO, rel
 
