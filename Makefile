@@ -20,8 +20,9 @@
 # KDIR_DEPTH=N: only N commits of a git KDIR's history),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
 # filter glob), VARIANT=series|pristine|asis|upto:N|before:GROUP|upto:GROUP
-# (asis: KDIR as it is), SERIES=path/to/series.mbx (a b4 am mbox instead of
-# patches/series), APPLIED=lazyfree-thp,... (the groups asis or SERIES=
+# (asis: KDIR as it is), SERIES=path/to/series.mbx (a b4 am mbox or a whole
+# lore thread, instead of patches/series; SERIES_BASE=strict refuses one
+# whose base-commit: is not ours), APPLIED=lazyfree-thp,... (the groups asis or SERIES=
 # carries; none; without it expected-before is off),
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check,
@@ -38,7 +39,8 @@
 # during a silent build, default 60).
 #
 # Exit codes of scripts/mmkunit.py and selftests.py: 0 pass, 1 a test
-# failed, 2 the run could not be done, 130 interrupted.  make itself exits
+# failed, 2 the run could not be done, 3 the series does not apply (or
+# names another base with SERIES_BASE=strict), 130 interrupted.  make itself exits
 # 2 on any of them and names the code ("Error 1"); .ci/run exits with it.
 
 PYTHON  ?= python3
@@ -47,7 +49,8 @@ VARIANT ?= series
 SUITE   ?=
 TIMEOUT ?= 0
 JOBS    ?= 0
-export KDIR LINUX_TARBALL SERIES APPLIED HOOKS KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT
+export KDIR LINUX_TARBALL SERIES APPLIED HOOKS KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT \
+	SERIES_BASE MMKUNIT_KCIDB_ORIGIN MMKUNIT_KCIDB_URL
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=

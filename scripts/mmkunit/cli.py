@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from . import deps, judge, kernel, proc, report, stages, tree
+from . import deps, judge, kernel, proc, report, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
 		     default_jobs, eprint, info, rel)
 from .lock import BuildLock
@@ -57,7 +57,7 @@ def cmd_run(args) -> int:
 				with_slow=args.slow)
 	code = finish('run', [st], t0)
 	if st.error:
-		raise Error(st.error)
+		raise thread.SeriesOutcome(st.outcome, st.error) if st.outcome else Error(st.error)
 	print(report.hook_line([st]))
 	print(count_line(st.counts))
 	return code
@@ -511,6 +511,21 @@ def main(argv: List[str]) -> int:
 	m.set_defaults(fn=cmd_series_check)
 	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
 	mr.set_defaults(fn=cmd_modules_run)
+	# docs/kernel-ci.rst: b4's per-patch check, KCIDB validation
+	from . import b4check, kcidb
+	b4c = sub.add_parser('b4-check', help="b4's review-perpatch-check-cmd: a patch mail on "
+			     'stdin, JSON from the per-patch matrix on stdout')
+	b4c.add_argument('--matrix', default='', help='series-check matrix.json '
+			 '(default build/series-check/matrix.json)')
+	b4c.add_argument('--run', action='store_true', help='measure prefixes k-1 and k first '
+			 '(make series-check FROM=k-1 TO=k)')
+	b4c.add_argument('--jobs', type=int, default=0)
+	b4c.add_argument('--timeout', type=int, default=0)
+	b4c.set_defaults(fn=b4check.cmd_b4_check)
+	kc = sub.add_parser('kcidb-check', help='validate a kcidb.json against kcidb-io\'s '
+			    'KCIDB 5.3 schema (python3-jsonschema)')
+	kc.add_argument('file', nargs='?', default=os.path.join(report.RESULTS, 'kcidb.json'))
+	kc.set_defaults(fn=lambda a: kcidb.main([a.file]))
 	for p in (b, c, bm):
 		p.add_argument('--filter_glob', default='',
 			       help=f'kunit.py filter glob (default {BENCH_GLOB})')
@@ -537,6 +552,7 @@ def run_command(args, prog: str, argv: List[str]) -> int:
 		code = args.fn(args)
 	except Error as e:
 		eprint(f'{prog}: error: {e}')
+		code = e.exit_code
 	except OSError as e:
 		where = f': {e.filename}' if e.filename else ''
 		eprint(f'{prog}: error: {e.strerror or e}{where}')

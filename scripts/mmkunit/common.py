@@ -22,12 +22,15 @@ GIT_ID = {'GIT_AUTHOR_NAME': 'mm-kunit', 'GIT_AUTHOR_EMAIL': 'mm-kunit@localhost
 	  'GIT_CONFIG_GLOBAL': os.devnull, 'GIT_CONFIG_NOSYSTEM': '1',
 	  'GIT_CONFIG_COUNT': '1', 'GIT_CONFIG_KEY_0': 'gc.auto', 'GIT_CONFIG_VALUE_0': '0'}
 
-# Exit codes of every command (docs/running.rst "Exit codes")
+# Exit codes of every command (docs/running.rst "Exit codes"); 3: the series could
+# not be put on our base (it does not apply, or SERIES_BASE=strict and it
+# names another base; thread.SeriesOutcome)
 EXIT_PASS, EXIT_FAIL, EXIT_INFRA, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class Error(Exception):
 	"""A failure that gets one clear line and exit 2 (infrastructure)."""
+	exit_code = 2
 
 
 def stamp() -> str:

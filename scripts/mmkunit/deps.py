@@ -28,7 +28,11 @@ DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
 	('/usr/lib/x86_64-linux-gnu/libnuma.a', 'libnuma-dev'),
 	('/usr/lib/x86_64-linux-gnu/libcap.a', 'libcap-dev'),
 	('/usr/lib/x86_64-linux-gnu/liburing.a', 'liburing-dev'),
-	('/sbin/mkfs.ext4', 'e2fsprogs')]
+	('/sbin/mkfs.ext4', 'e2fsprogs'),
+	# SERIES= as a lore thread: b4 picks the newest complete version
+	('b4', 'b4'),
+	# the host test that validates kcidb.json against kcidb-io's schema
+	('/usr/lib/python3/dist-packages/jsonschema/__init__.py', 'python3-jsonschema')]
 
 
 def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:

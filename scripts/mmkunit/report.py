@@ -31,6 +31,14 @@ class Stage:
 	applied: Optional[List[str]] = field(default_factory=list)
 	# the test hooks: HOOKS= mode, the hook patches applied and not
 	hooks: dict = field(default_factory=dict)
+	variant: str = ''
+	# why the stage could not run when it is the series' doing:
+	# "does-not-apply" / "wrong-base" (thread.SeriesOutcome, exit 3)
+	outcome: str = ''
+	# SERIES=: the thread's version, message-id, base check (thread.py)
+	series: Optional[dict] = None
+	# what rebuilds the result: config, compiler, QEMU, patch ids, seeds
+	repro: dict = field(default_factory=dict)
 
 	@property
 	def counts(self) -> Dict[str, int]:
@@ -51,7 +59,10 @@ def total(stages: List[Stage]) -> Dict[str, int]:
 
 
 def exit_code(stages: List[Stage]) -> int:
-	"""2 when a stage could not run, else 1 on any failure, else 0."""
+	"""3 when the series could not be put on our base, 2 when a stage
+	could not run, else 1 on any failure, else 0."""
+	if any(s.outcome for s in stages):
+		return 3
 	if any(s.error for s in stages):
 		return 2
 	return 1 if total(stages)['failed'] else 0
@@ -157,6 +168,8 @@ def write(command: str, stages: List[Stage], seconds: float, code: int,
 		f.write('\n')
 	with open(os.path.join(results, 'junit.xml'), 'w') as f:
 		f.write(junit_xml(stages, seconds))
+	from . import kcidb		# KCIDB 5.3 JSON (docs/kernel-ci.rst)
+	kcidb.write(command, stages, seconds, code, results)
 	return results
 
 

@@ -12,7 +12,7 @@ import time
 import unittest
 from typing import Dict, List, Optional, Tuple
 
-from . import judge, kernel, tree
+from . import expected, judge, kernel, repro, thread, tree
 from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
 from .report import Stage
 
@@ -49,7 +49,8 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 	sfx = '-debug' if debug else ''
 	name = (name or variant.replace(':', '-')) + sfx
 	build_dir = out_dir(build_name + sfx if build_name else name)
-	stage = Stage(name=name, out_dir=rel(out_dir(name)), started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	stage = Stage(name=name, out_dir=rel(out_dir(name)), started=time.strftime('%Y-%m-%dT%H:%M:%S'),
+		      variant=variant)
 	t0 = time.monotonic()
 	try:
 		_run_variant(stage, variant, debug, jobs, timeout, filter_glob,
@@ -60,6 +61,18 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 		stage.error = str(e) if isinstance(e, Error) else \
 			f'{e.strerror or e}' + (f': {e.filename}' if e.filename else '')
 		info(f'{name}: {stage.error}')
+		if isinstance(e, thread.SeriesOutcome):
+			stage.outcome = e.outcome
+			stage.repro['not_applied'] = {'patch': e.patch, 'files': e.files}
+		try:		# the checkout's patches and the series, whatever failed
+			if not stage.repro.get('patches'):
+				ps = tree.variant_patches(variant)
+				stage.repro.update(repro.patches_record(
+					[tree.patch_file(p) for p in ps], [tree.patch_label(p) for p in ps]))
+			if stage.series is None and tree.variant_patches(variant):
+				stage.series = thread.stage_record()
+		except (Error, OSError):
+			pass
 	stage.seconds = time.monotonic() - t0
 	return stage
 
@@ -123,6 +136,13 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	judge.apply_notes(stage.cases, judge.scan_case_notes(b.log_lines),
 			  hooks_required=tree.hooks_mode(variant) == 'required')
 	stage.cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
+	stage.cases += missing_cases(name, src, configs, filter_glob, with_slow, results,
+				     stage.cases)
+	stage.repro = repro.record(build_dir, logpath, b.log_lines,
+				   [tree.patch_file(p) for p in patches],
+				   [tree.patch_label(p) for p in patches])
+	if mbox:
+		stage.series = thread.stage_record()
 	c = stage.counts
 	info(f'{name}: ' + (f'build {stage.build_seconds:.0f}s, ' if build else '') +
 	     f'guest {stage.guest_seconds:.0f}s; {c["passed"]} passed, {c["failed"]} failed, '
@@ -134,6 +154,28 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	if groups is None:
 		info(f'{name}: {tree.describe_groups(groups)}')
 	info(f'{name}: full log {rel(logpath)}, guest log {rel(os.path.join(sdir, "test.log"))}')
+
+
+def missing_cases(name: str, src: str, configs: List[str], filter_glob: str, with_slow,
+		  results: Dict[str, str], cases: List[dict]) -> List[dict]:
+	"""A failed case per case the suites' tables say this stage should
+	have run and that did not run (scripts/mmkunit/expected.py).
+	MMKUNIT_EXPECTED=0 turns it off (the host tests' fake kernels), and
+	the stage says so."""
+	if os.environ.get('MMKUNIT_EXPECTED', '1') == '0':
+		info(f'{name}: missing cases not checked (MMKUNIT_EXPECTED=0)')
+		return []
+	try:
+		suites = expected.expected_suites(os.path.join(src, 'mm/tests'),
+						  [os.path.join(src, k) for k in configs],
+						  filter_glob, with_slow)
+	except (OSError, ValueError) as e:
+		return [judge.case('expected', 'NONE', 'fail',
+				   f'could not read the cases this stage should run: {e}')]
+	have = {c['name'] for c in cases}
+	out = [c for c in expected.missing_cases(suites, results) if c['name'] not in have]
+	info(f'{name}: expected {expected.describe(suites)}; {len(out)} missing')
+	return out
 
 
 class _Result(unittest.TextTestResult):

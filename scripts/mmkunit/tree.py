@@ -358,7 +358,10 @@ def series_patches() -> List[str]:
 	"""The patches of the series under test in apply order: those of
 	patches/series (relative to patches/), or the mails of SERIES= (absolute)."""
 	mbox = series_mbox()
-	return split_mbox(mbox) if mbox else read_series()
+	if not mbox:
+		return read_series()
+	from . import thread		# a lore thread: b4 takes a version out of it
+	return split_mbox(thread.prepare(mbox)[0])
 
 
 def patch_file(patch: str) -> str:
@@ -666,6 +669,9 @@ def assemble(variant: str) -> str:
 	base = base_commit()
 	gd = os.path.join(BUILD, 'linux.git')
 	tree = TREE
+	if patches and series_mbox():
+		from . import thread	# base-commit: of SERIES= (SERIES_BASE=strict refuses)
+		thread.check_base(gd, base, thread.series_info())
 	key = variant_key(base, patches + extra, salt='hooks=' + mode)
 	keyfile = tree + '.key'
 	old_key, old_head = read_keyfile(keyfile)
@@ -706,8 +712,12 @@ def assemble(variant: str) -> str:
 				 cwd=tree, env=env, check=False, capture=True, timeout=600).stdout
 			print(why.rstrip()[:4000], file=sys.stderr)
 			base_desc = 'the base' if i == 1 else f'the base + patches 1-{i - 1}'
-			raise Error(f'patch {i}/{len(patches)} {patch_label(p)} does not apply '
-				    f'to {base_desc}')
+			from . import thread	# its own outcome: exit 3, KCIDB valid=false
+			files = thread.failed_files(why)
+			raise thread.SeriesOutcome(
+				'does-not-apply', f'patch {i}/{len(patches)} {patch_label(p)} does not '
+				f'apply to {base_desc}' + (f': {", ".join(files)}' if files else ''),
+				patch=patch_label(p), files=files)
 	if extra:
 		rep = apply_extra_hooks(tree, extra, mode, env)
 	else:
