@@ -15,6 +15,9 @@
 #   make modules-run  the tristate suites as modules, loaded in the guest
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
+#   make mutate       mutants of each patch's lines, built and run: which ones no case
+#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=; docs/mutate.rst)
+#   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
 # KDIR_DEPTH=N: only N commits of a git KDIR's history),
@@ -35,7 +38,8 @@
 # FORCE=1 (reassemble build/tree over local changes), NO_WAIT=1 (refuse
 # instead of waiting when another run holds build/), BUILD_TIMEOUT=<s>
 # (kernel build limit, default 3600), MMKUNIT_HEARTBEAT=<s> (progress line
-# during a silent build, default 60).
+# during a silent build, default 60), DISTCC_HOSTS=... (compile ccache's
+# misses on those distcc hosts).
 #
 # Exit codes of scripts/mmkunit.py and selftests.py: 0 pass, 1 a test
 # failed, 2 the run could not be done, 130 interrupted.  make itself exits
@@ -47,7 +51,8 @@ VARIANT ?= series
 SUITE   ?=
 TIMEOUT ?= 0
 JOBS    ?= 0
-export KDIR LINUX_TARBALL SERIES APPLIED KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT
+export KDIR LINUX_TARBALL SERIES APPLIED KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT \
+	DISTCC_HOSTS
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=
@@ -59,7 +64,7 @@ TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix series-check modules-run \
-	install uninstall docs selftests selftests-compare
+	install uninstall docs selftests selftests-compare mutate mutate-merge
 
 all: run
 
@@ -125,3 +130,9 @@ selftests: deps
 selftests-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
+
+mutate: deps
+	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED))
+
+mutate-merge:
+	@$(MMKUNIT) mutate-merge $(SHARDS)
