@@ -25,6 +25,9 @@ def ccache_env() -> Dict[str, str]:
 	       'CCACHE_SLOPPINESS': 'time_macros,include_file_mtime,include_file_ctime'}
 	if 'CCACHE_DIR' not in os.environ:
 		env['CCACHE_DIR'] = os.path.join(os.path.expanduser('~'), '.cache', 'mmkunit-ccache')
+	if os.environ.get('DISTCC_HOSTS', '').strip():
+		# a ccache miss compiles on the distcc hosts (Debian's distcc)
+		env['CCACHE_PREFIX'] = 'distcc'
 	return env
 
 
