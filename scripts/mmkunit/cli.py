@@ -508,7 +508,8 @@ def main(argv: List[str]) -> int:
 	mu.add_argument('--seed', default='0', help='seed of the run order (default 0)')
 	mu.add_argument('--jobs', type=int, default=0)
 	mu.add_argument('--timeout', type=int, default=0,
-			help='guest timeout of a mutant in seconds (default 300)')
+			help='guest timeout of a mutant in seconds (default: 5 times the baseline guest time, '
+			'120-300 s)')
 	mu.set_defaults(fn=mutate.cmd_mutate)
 	add_lock_options(mu)
 	mm = sub.add_parser('mutate-merge', help='one report from the JSON of mutate shards')

@@ -809,6 +809,7 @@ class Runner:
 	def __init__(self, jobs: int, timeout: int):
 		self.jobs = jobs or default_jobs()
 		self.timeout = timeout
+		self.race_timeout = timeout
 		self.build_dir = stages.out_dir('series')
 		self.stage_dir = os.path.join(BUILD, 'out', 'mutate')
 		self.race_dir = os.path.join(BUILD, 'out', 'mutate-races')
@@ -827,9 +828,10 @@ class Runner:
 	def boot(self, races: bool, log) -> Tuple[List[dict], float]:
 		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
 			 else ['--filter=speed>slow'])
+		timeout = (self.race_timeout if races else self.timeout) or 600
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
-				self.timeout, log)
+				timeout, log)
 		results = {}
 		if os.path.isfile(b.json_path):
 			with open(b.json_path) as f:
@@ -838,7 +840,7 @@ class Runner:
 				except ValueError:
 					results = {}
 		cases = judge.judge_cases(results, self.groups, self.expected)
-		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, self.timeout)
+		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 		return cases, b.result.seconds
 
 	@staticmethod
@@ -852,6 +854,11 @@ class Runner:
 			t = self.build(log)
 			cases, g = self.boot(False, log)
 			self.base_fail = set(self.failed(cases))
+			if not self.timeout:
+				# a mutant that hangs the guest costs this much: a few
+				# times the baseline, not the 600 s of make run
+				self.timeout = int(min(300, max(120, 5 * g)))
+				self.race_timeout = int(max(300, 3 * g))
 			info(f'mutate: baseline: build {t:.0f} s, guest {g:.0f} s, {len(cases)} cases, '
 			     f'{len(self.base_fail)} failing' +
 			     (f' (they kill no mutant: {", ".join(sorted(self.base_fail))})'
@@ -859,6 +866,8 @@ class Runner:
 			if races:
 				cases, g = self.boot(True, log)
 				self.base_race_fail = set(self.failed(cases))
+				if not self.race_timeout:
+					self.race_timeout = int(max(300, 3 * g))
 				info(f'mutate: baseline races: guest {g:.0f} s, '
 				     f'{len(self.base_race_fail)} failing')
 
@@ -1044,7 +1053,7 @@ def cmd_mutate(args) -> int:
 		text = finish(True)
 		print(text)
 		return 0
-	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 300)))
+	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)))
 	done = 0
 	spent: List[float] = []
 	stopped = ''
@@ -1098,8 +1107,12 @@ def cmd_mutate(args) -> int:
 	if stopped:
 		info(f'mutate: {stopped}')
 	total = time.monotonic() - t0
+	ran = [r for r in results.values() if r['status'] != 'not run']
+	mean = (lambda k: sum(r[k] for r in ran) / len(ran)) if ran else (lambda k: 0)
 	info(f'mutate: {done} mutant(s) in {fmt_time(total)}' +
-	     (f', {sum(spent) / len(spent):.0f} s per mutant' if spent else '') +
+	     (f', {sum(spent) / len(spent):.0f} s per mutant (build {mean("build_seconds"):.0f} s, '
+	      f'guest {mean("guest_seconds"):.0f} s, races {mean("races_seconds"):.0f} s on '
+	      'average)' if spent else '') +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
 	return 1 if any(r['status'] == 'survived' for r in results.values()) else 0
 
