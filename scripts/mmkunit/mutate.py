@@ -823,7 +823,8 @@ class Runner:
 			os.makedirs(d, exist_ok=True)
 
 	def build(self, log) -> float:
-		return kernel.build('mutate', tree.TREE, self.build_dir, self.configs, self.jobs, log)
+		return kernel.build('mutate', tree.TREE, self.build_dir, self.configs, self.jobs, log,
+				    echo=False)
 
 	def boot(self, races: bool, log) -> Tuple[List[dict], float]:
 		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
@@ -831,7 +832,7 @@ class Runner:
 		timeout = (self.race_timeout if races else self.timeout) or 600
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
-				timeout, log)
+				timeout, log, echo=False)
 		results = {}
 		if os.path.isfile(b.json_path):
 			with open(b.json_path) as f:

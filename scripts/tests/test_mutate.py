@@ -437,6 +437,10 @@ class MutateRun(unittest.TestCase):
 		self.assertIn('fake/0001:mm/fake.c:6:negate#1: fake.fake.clamps', text)
 		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS)
 		self.assertIn(f'[{N_MUTANTS}/{N_MUTANTS}]', r.stdout)
+		# one line per mutant: the build's and the guest's output go to its log
+		self.assertNotIn('# Subtest: fake', r.stdout)
+		with open(os.path.join(self.out, 'logs', '00000.log')) as f:
+			self.assertIn('# Subtest: fake', f.read())
 		junit = ET.parse(os.path.join(self.out, 'results-junit.xml')).getroot()
 		fails = [tc.get('name') for tc in junit.iter('testcase') if tc.find('failure') is not None]
 		self.assertEqual(len(fails), 5)
