@@ -272,6 +272,7 @@ if sub == 'exec':
 	text = subprocess.run([bz], stdout=subprocess.PIPE, text=True).stdout
 	with open(os.path.join(out, 'test.log'), 'w') as f:
 		f.write(text)
+	print(text, flush=True)		# as kunit.py shows the KTAP
 	cases = [{'name': m.group(2), 'status': 'PASS' if not m.group(1) else 'FAIL'}
 		 for m in re.finditer(r'^    (not )?ok \d+ (\S+)', text, re.M)]
 	with open(opts['json'], 'w') as f:
