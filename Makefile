@@ -16,7 +16,7 @@
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
 #   make mutate       mutants of each patch's lines, built and run: which ones no case
-#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=; docs/mutate.rst)
+#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=; docs/mutate.rst)
 #   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
@@ -132,7 +132,7 @@ selftests-compare: deps
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
 
 mutate: deps
-	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED))
+	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(SUITE),--filter_glob='$(SUITE)')
 
 mutate-merge:
 	@$(MMKUNIT) mutate-merge $(SHARDS)

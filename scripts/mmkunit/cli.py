@@ -506,6 +506,8 @@ def main(argv: List[str]) -> int:
 			'a mutant that would not fit')
 	mu.add_argument('--shard', default='', help='i/N: run the i-th of N deterministic slices')
 	mu.add_argument('--seed', default='0', help='seed of the run order (default 0)')
+	mu.add_argument('--filter_glob', default='', help='kunit.py filter glob of the functional '
+			'boots (default: every functional suite)')
 	mu.add_argument('--jobs', type=int, default=0)
 	mu.add_argument('--timeout', type=int, default=0,
 			help='guest timeout of a mutant in seconds (default: 5 times the baseline guest time, '

@@ -806,7 +806,8 @@ class Outcome:
 class Runner:
 	"""Builds and boots the tree as it is, in the series build directory."""
 
-	def __init__(self, jobs: int, timeout: int):
+	def __init__(self, jobs: int, timeout: int, glob: str = ''):
+		self.glob = glob
 		self.jobs = jobs or default_jobs()
 		self.timeout = timeout
 		self.race_timeout = timeout
@@ -828,7 +829,7 @@ class Runner:
 
 	def boot(self, races: bool, log) -> Tuple[List[dict], float]:
 		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
-			 else ['--filter=speed>slow'])
+			 else ['--filter=speed>slow'] + ([self.glob] if self.glob else []))
 		timeout = (self.race_timeout if races else self.timeout) or 600
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
@@ -1025,6 +1026,7 @@ def cmd_mutate(args) -> int:
 		'patches': [p for p in series if p in selected],
 		'shard': f'{shard[0]}/{shard[1]}', 'shards': [shard[0]], 'shard_count': shard[1],
 		'total_mutants': len(mutants), 'budget_minutes': args.budget,
+		'suite': args.filter_glob,
 		'complete': False, 'seconds': 0.0, 'mutants': []}
 	results: Dict[str, dict] = {}
 	gen_index = {m.name: k for k, m in enumerate(mutants)}
@@ -1054,7 +1056,8 @@ def cmd_mutate(args) -> int:
 		text = finish(True)
 		print(text)
 		return 0
-	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)))
+	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)),
+			args.filter_glob)
 	done = 0
 	spent: List[float] = []
 	stopped = ''
@@ -1128,6 +1131,10 @@ def merge(datas: List[dict]) -> dict:
 	if len(fp) > 1:
 		raise Error('mutate-merge: the shards are of different mutant sets (tree, patches '
 			    f'or seed differ: fingerprints {", ".join(sorted(fp))})')
+	suites = {d.get('suite', '') for d in datas}
+	if len(suites) > 1:
+		raise Error('mutate-merge: the shards booted different suites (SUITE='
+			    f'{", ".join(repr(x) for x in sorted(suites))})')
 	counts = {d['shard_count'] for d in datas}
 	if len(counts) > 1:
 		raise Error(f'mutate-merge: shards of different N ({sorted(counts)})')

@@ -247,7 +247,7 @@ out = opts['build_dir']
 with open('mm/fake.c', 'rb') as f:
 	sha = hashlib.sha256(f.read()).hexdigest()[:12]
 with open(os.path.join(ctl, 'calls'), 'a') as f:
-	f.write(f'{sub} {sha}\n')
+	f.write(f'{sub} {sha} ' + ' '.join(args[1:]) + '\n')
 bz = os.path.join(out, 'arch/x86/boot/bzImage')
 if sub == 'config':
 	os.makedirs(out, exist_ok=True)
@@ -399,7 +399,7 @@ class MutateRun(unittest.TestCase):
 
 	def calls(self):
 		with open(os.path.join(self.fr.ctl, 'calls')) as f:
-			return [l.split() for l in f]
+			return [l.split()[:2] for l in f]
 
 	def tree_clean(self):
 		tree = os.path.join(self.fr.build, 'tree')
@@ -528,6 +528,20 @@ class MutateRun(unittest.TestCase):
 		r = self.mutate('--budget=0.0001')
 		self.assertIn('restored mm/fake.c', r.stdout)
 		self.assertTrue(self.tree_clean())
+
+	# SUITE= narrows the functional boots to a glob; shards of different
+	# SUITE= are not merged
+	def test_suite_glob(self):
+		self.mutate('--filter_glob=fake.clamp*', '--budget=0.0001', '--shard=1/2')
+		with open(os.path.join(self.fr.ctl, 'calls')) as f:
+			execs = [l for l in f if l.startswith('exec ')]
+		self.assertTrue(execs)
+		self.assertTrue(all(l.rstrip().endswith("--filter=speed>slow fake.clamp*")
+				    for l in execs), execs)
+		self.mutate('--budget=0.0001', '--shard=2/2')
+		r = self.fr.run('mutate-merge')
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('different suites', r.stderr)
 
 	# BUDGET: stops cleanly before a mutant that would not fit, says so,
 	# and the report counts the rest as not run
