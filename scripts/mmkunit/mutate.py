@@ -801,6 +801,7 @@ class Outcome:
 	build_seconds: float = 0.0
 	guest_seconds: float = 0.0
 	races_seconds: float = 0.0
+	killers: List[str] = field(default_factory=list)	# every kill, sorted
 
 
 class Runner:
@@ -849,6 +850,21 @@ class Runner:
 	def failed(cases: List[dict]) -> Dict[str, str]:
 		return {c['name']: c['reason'] or c['status'] for c in cases if c['verdict'] == 'fail'}
 
+	@staticmethod
+	def killer(kills: Dict[str, str]) -> str:
+		"""The kill to name: a case that failed its checks, else a splat,
+		else the stopped guest, else a crashed case (kunit.py names the
+		cases after a crash '' : suite.)"""
+		def rank(name):
+			why = kills[name]
+			if name.startswith('guest.'):
+				return (1, ['guest.splat', 'guest.stopped'].index(name)
+					if name in ('guest.splat', 'guest.stopped') else 2)
+			if name.endswith('.') or not name:
+				return (3, 0)
+			return (0 if why == 'kunit: FAIL' else 2, 0)
+		return sorted(kills, key=lambda n: (rank(n), n))[0]
+
 	def baseline(self, races: bool) -> None:
 		"""The unmutated tree, built and booted: what fails there already
 		kills no mutant (said, not hidden)."""
@@ -891,8 +907,9 @@ class Runner:
 				 if k not in self.base_race_fail}
 		if kills:
 			o.status = 'killed'
-			o.killer = sorted(kills)[0]
+			o.killer = self.killer(kills)
 			o.reason = kills[o.killer]
+			o.killers = sorted(kills)[:20]
 		return o
 
 
@@ -949,7 +966,9 @@ def table(data: dict) -> str:
 	killed = [m for m in data['mutants'] if m['status'] == 'killed']
 	if killed:
 		lines += ['', 'killed by:']
-		lines += [f'  {m["name"]}: {m["killer"]}' for m in killed]
+		lines += [f'  {m["name"]}: {m["killer"]}' +
+			  (f' ({m["reason"][:120]})' if m['killer'].startswith('guest.') else '')
+			  for m in killed]
 	for m in data['mutants']:
 		if m.get('listed_equivalent'):
 			lines.append(f'note: {m["name"]} is listed in patches/mutants-equivalent '
@@ -1034,7 +1053,7 @@ def cmd_mutate(args) -> int:
 		results[m.name] = {
 			'name': m.name, 'index': gen_index[m.name], 'patch': m.patch, 'file': m.file, 'line': m.line,
 			'operator': m.operator, 'races': m.races, 'diff': m.diff(texts[m.file]),
-			'status': 'not run', 'killer': '', 'reason': '', 'seconds': 0.0,
+			'status': 'not run', 'killer': '', 'killers': [], 'reason': '', 'seconds': 0.0,
 			'build_seconds': 0.0, 'guest_seconds': 0.0, 'races_seconds': 0.0}
 	stem = os.path.join(MUTATE_DIR, 'results' if shard == (1, 1) else
 			    f'shard-{shard[0]}-of-{shard[1]}')

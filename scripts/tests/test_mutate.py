@@ -212,6 +212,21 @@ class TestGeneration(unittest.TestCase):
 		self.assertRaises(mutate.Error, mutate.select_patches, series, '4')
 		self.assertRaises(mutate.Error, mutate.select_patches, series, 'nope')
 
+	# the killer named: a case that failed its checks before a splat,
+	# a splat before a stopped guest, any of them before the nameless
+	# cases kunit.py reports after a crash ("suite." with status ERROR)
+	def test_killer(self):
+		kills = {'lazyfree_thp.': 'kunit: ERROR', 'guest.stopped': 'stopped guest',
+			 'guest.splat': 'splat: rcu stall', 'a.case_crashed': 'kunit: ERROR',
+			 'lazyfree_thp.clean_discarded': 'kunit: FAIL'}
+		order = []
+		while kills:
+			k = mutate.Runner.killer(kills)
+			order.append(k)
+			del kills[k]
+		self.assertEqual(order, ['lazyfree_thp.clean_discarded', 'guest.splat',
+					 'guest.stopped', 'a.case_crashed', 'lazyfree_thp.'])
+
 	# DISTCC_HOSTS: ccache hands its misses to distcc, and make deps wants
 	# Debian's distcc then (and only then)
 	def test_distcc(self):
