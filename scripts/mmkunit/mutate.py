@@ -802,6 +802,7 @@ class Outcome:
 	guest_seconds: float = 0.0
 	races_seconds: float = 0.0
 	killers: List[str] = field(default_factory=list)	# every kill, sorted
+	reboots: int = 0		# boots again after one in which no case ran
 
 
 class Runner:
@@ -900,6 +901,18 @@ class Runner:
 			o.reason = compile_error(log.name) or str(e).splitlines()[0]
 			return o
 		cases, o.guest_seconds = self.boot(False, log)
+		if not any(not c['name'].startswith('guest.') for c in cases):
+			# No case ran: a boot that died before the suites.  Under
+			# TCG on a loaded host that happens without any mutant
+			# ("IO-APIC + timer doesn't work!"), so one more boot
+			# decides; a mutant that breaks the boot breaks it twice.
+			first = self.failed(cases)
+			log.write(f'mutate: no case ran ({", ".join(sorted(first))}); booting again\n')
+			info(f'mutate: {m.name}: no case ran in the guest '
+			     f'({first.get("guest.splat", "") or ", ".join(sorted(first))}); booting again')
+			cases, again = self.boot(False, log)
+			o.guest_seconds += again
+			o.reboots = 1
 		kills = {k: v for k, v in self.failed(cases).items() if k not in self.base_fail}
 		if not kills and m.races and self.base_race_fail is not None:
 			cases, o.races_seconds = self.boot(True, log)
@@ -1054,6 +1067,7 @@ def cmd_mutate(args) -> int:
 			'name': m.name, 'index': gen_index[m.name], 'patch': m.patch, 'file': m.file, 'line': m.line,
 			'operator': m.operator, 'races': m.races, 'diff': m.diff(texts[m.file]),
 			'status': 'not run', 'killer': '', 'killers': [], 'reason': '', 'seconds': 0.0,
+			'reboots': 0,
 			'build_seconds': 0.0, 'guest_seconds': 0.0, 'races_seconds': 0.0}
 	stem = os.path.join(MUTATE_DIR, 'results' if shard == (1, 1) else
 			    f'shard-{shard[0]}-of-{shard[1]}')
@@ -1106,6 +1120,7 @@ def cmd_mutate(args) -> int:
 				r['listed_equivalent'] = equivalent[m.name]	# noted as wrong
 			spent.append(r['seconds'])
 			done += 1
+			finish(False)		# results so far, for a run killed hard
 			counts = {s: sum(1 for x in results.values() if x['status'] == s)
 				  for s in STATUSES}
 			eta = sum(spent) / len(spent) * (len(mine) - done)

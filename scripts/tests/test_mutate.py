@@ -284,6 +284,12 @@ if sub == 'exec':
 		sys.exit(1)
 	with open(os.path.join(ctl, 'booted'), 'a') as f:
 		f.write(sha + '\n')
+	with open(os.path.join(ctl, 'booted')) as f:
+		boots = len(f.read().split())
+	if str(boots) in os.environ.get('FAKE_PANIC_AT', '').split(','):
+		with open(os.path.join(out, 'test.log'), 'w') as f:
+			f.write("Kernel panic - not syncing: IO-APIC + timer doesn't work!\n")
+		sys.exit(1)
 	text = subprocess.run([bz], stdout=subprocess.PIPE, text=True).stdout
 	with open(os.path.join(out, 'test.log'), 'w') as f:
 		f.write(text)
@@ -543,6 +549,26 @@ class MutateRun(unittest.TestCase):
 		r = self.mutate('--budget=0.0001')
 		self.assertIn('restored mm/fake.c', r.stdout)
 		self.assertTrue(self.tree_clean())
+
+	# a boot in which no case ran (a panic before the suites, as TCG gives
+	# on a loaded host) is booted again: the second boot decides
+	def test_boot_without_cases_is_repeated(self):
+		r = self.mutate('--shard=1/4', FAKE_PANIC_AT='2')	# the first mutant's boot
+		d = self.result('shard-1-of-4')
+		first = d['mutants'][0] if d['mutants'][0]['status'] != 'not run' else None
+		ran = [m for m in d['mutants'] if m['reboots']]
+		self.assertEqual(len(ran), 1, r.stdout)
+		self.assertIn('no case ran in the guest', r.stdout)
+		self.assertNotIn('guest.', ran[0]['killer'])
+		self.assertIsNotNone(first)
+		# both boots panic: killed by the splat
+		with open(os.path.join(self.fr.ctl, 'booted')) as f:
+			n = len(f.read().split())		# boots so far; then the baseline
+		r = self.mutate('--shard=1/4', FAKE_PANIC_AT=f'{n + 2},{n + 3}')
+		d = self.result('shard-1-of-4')
+		dead = [m for m in d['mutants'] if m['reboots']]
+		self.assertEqual(dead[0]['status'], 'killed')
+		self.assertEqual(dead[0]['killer'], 'guest.splat')
 
 	# SUITE= narrows the functional boots to a glob; shards of different
 	# SUITE= are not merged
