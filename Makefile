@@ -15,6 +15,9 @@
 #   make modules-run  the tristate suites as modules, loaded in the guest
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
+#   make mutate       mutants of each patch's lines, built and run: which ones no case
+#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=; docs/mutate.rst)
+#   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
 # KDIR_DEPTH=N: only N commits of a git KDIR's history),
@@ -36,7 +39,8 @@
 # FORCE=1 (reassemble build/tree over local changes), NO_WAIT=1 (refuse
 # instead of waiting when another run holds build/), BUILD_TIMEOUT=<s>
 # (kernel build limit, default 3600), MMKUNIT_HEARTBEAT=<s> (progress line
-# during a silent build, default 60).
+# during a silent build, default 60), DISTCC_HOSTS=... (compile ccache's
+# misses on those distcc hosts).
 #
 # Exit codes of scripts/mmkunit.py and selftests.py: 0 pass, 1 a test
 # failed, 2 the run could not be done, 3 the series does not apply (or
@@ -50,7 +54,7 @@ SUITE   ?=
 TIMEOUT ?= 0
 JOBS    ?= 0
 export KDIR LINUX_TARBALL SERIES APPLIED HOOKS KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT \
-	SERIES_BASE MMKUNIT_KCIDB_ORIGIN MMKUNIT_KCIDB_URL
+	SERIES_BASE MMKUNIT_KCIDB_ORIGIN MMKUNIT_KCIDB_URL DISTCC_HOSTS
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=
@@ -62,7 +66,7 @@ TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix series-check modules-run \
-	install uninstall docs selftests selftests-compare
+	install uninstall docs selftests selftests-compare mutate mutate-merge
 
 all: run
 
@@ -128,3 +132,9 @@ selftests: deps
 selftests-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
+
+mutate: deps
+	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(SUITE),--filter_glob='$(SUITE)')
+
+mutate-merge:
+	@$(MMKUNIT) mutate-merge $(SHARDS)

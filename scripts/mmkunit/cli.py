@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from . import deps, judge, kernel, proc, report, stages, thread, tree
+from . import deps, judge, kernel, mutate, proc, report, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
 		     default_jobs, eprint, info, rel)
 from .lock import BuildLock
@@ -526,6 +526,26 @@ def main(argv: List[str]) -> int:
 			    'KCIDB 5.3 schema (python3-jsonschema)')
 	kc.add_argument('file', nargs='?', default=os.path.join(report.RESULTS, 'kcidb.json'))
 	kc.set_defaults(fn=lambda a: kcidb.main([a.file]))
+	mu = sub.add_parser('mutate', help='mutants of each patch\'s lines, built and run '
+			    '(docs/mutate.rst)')
+	mu.add_argument('--patch', default='', help='numbers or names of patches, comma-separated '
+			'(default: every patch of the series)')
+	mu.add_argument('--budget', type=float, default=0, help='minutes; stop cleanly before '
+			'a mutant that would not fit')
+	mu.add_argument('--shard', default='', help='i/N: run the i-th of N deterministic slices')
+	mu.add_argument('--seed', default='0', help='seed of the run order (default 0)')
+	mu.add_argument('--filter_glob', default='', help='kunit.py filter glob of the functional '
+			'boots (default: every functional suite)')
+	mu.add_argument('--jobs', type=int, default=0)
+	mu.add_argument('--timeout', type=int, default=0,
+			help='guest timeout of a mutant in seconds (default: 5 times the baseline guest time, '
+			'120-300 s)')
+	mu.set_defaults(fn=mutate.cmd_mutate)
+	add_lock_options(mu)
+	mm = sub.add_parser('mutate-merge', help='one report from the JSON of mutate shards')
+	mm.add_argument('files', nargs='*', help='shard JSON files (default: '
+			'build/mutate/shard-*.json)')
+	mm.set_defaults(fn=mutate.cmd_mutate_merge)
 	for p in (b, c, bm):
 		p.add_argument('--filter_glob', default='',
 			       help=f'kunit.py filter glob (default {BENCH_GLOB})')

@@ -44,8 +44,13 @@ def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> Li
 	return missing
 
 
+def wanted() -> list:
+	"""DEPS, and distcc when DISTCC_HOSTS asks builds to use it."""
+	return DEPS + ([('distcc', 'distcc')] if os.environ.get('DISTCC_HOSTS', '').strip() else [])
+
+
 def cmd_deps(_args) -> int:
-	missing = missing_packages()
+	missing = missing_packages(wanted())
 	if not missing:
 		return 0
 	cmd = ['apt-get', 'install', '-y', '--no-install-recommends'] + missing
@@ -60,7 +65,7 @@ def cmd_deps(_args) -> int:
 		# The package lists may be stale on a new machine.
 		sh(['apt-get', 'update'], env=env, capture=True, check=False)
 		sh(cmd, env=env, capture=True)
-	still = missing_packages()
+	still = missing_packages(wanted())
 	if still:
 		raise Error('still missing after apt-get: ' + ' '.join(still))
 	return 0

@@ -25,6 +25,9 @@ def ccache_env() -> Dict[str, str]:
 	       'CCACHE_SLOPPINESS': 'time_macros,include_file_mtime,include_file_ctime'}
 	if 'CCACHE_DIR' not in os.environ:
 		env['CCACHE_DIR'] = os.path.join(os.path.expanduser('~'), '.cache', 'mmkunit-ccache')
+	if os.environ.get('DISTCC_HOSTS', '').strip():
+		# a ccache miss compiles on the distcc hosts (Debian's distcc)
+		env['CCACHE_PREFIX'] = 'distcc'
 	return env
 
 
@@ -64,7 +67,7 @@ def build_timeout() -> int:
 
 
 def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
-	  log: TextIO) -> float:
+	  log: TextIO, echo: bool = True) -> float:
 	"""kunit.py config + build into @out; raise Error when either fails or
 	the build runs past BUILD_TIMEOUT.  The kernel image is removed first,
 	so a failed build can never leave an older kernel to boot."""
@@ -75,7 +78,8 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 	limit = build_timeout()
 	for sub in ('config', 'build'):
 		r = proc.run(kunit_cmd(tree, sub, out, configs, jobs, []), cwd=tree,
-			     env=ccache_env(), log=log, timeout=limit - (time.monotonic() - t0),
+			     env=ccache_env(), log=log, echo=echo,
+			     timeout=limit - (time.monotonic() - t0),
 			     label=f'{name}: {"building" if sub == "build" else "configuring"}',
 			     progress=(lambda: build_progress(out)) if sub == 'build' else None)
 		if r.timed_out:
@@ -102,7 +106,7 @@ class Boot:
 
 
 def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str],
-	 extra: List[str], timeout: int, log: TextIO) -> Boot:
+	 extra: List[str], timeout: int, log: TextIO, echo: bool = True) -> Boot:
 	"""kunit.py exec of the kernel in @build_dir; its test.log and
 	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
 	(a second boot of the same kernel), the build dir's own test.log is
@@ -121,7 +125,7 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 	try:
 		r = proc.run(kunit_cmd(tree, 'exec', build_dir, configs, 0,
 				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
-			     cwd=tree, env=ccache_env(), log=log, timeout=timeout + 120,
+			     cwd=tree, env=ccache_env(), log=log, echo=echo, timeout=timeout + 120,
 			     label=f'{name}: guest running')
 	finally:
 		if stage_dir != build_dir:

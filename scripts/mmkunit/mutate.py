@@ -1,0 +1,1222 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make mutate: patch-scoped mutation testing.
+
+For the lines each patch of the series added or changed, as they stand in
+the assembled tree after the whole series (git blame of build/tree, which
+has one commit per patch), generate mutants with a fixed set of operators,
+build each one incrementally in the series build directory, boot the
+functional suites (and, for code the race suites exercise, the race
+suites), and report per patch which mutants the suites kill.  See
+docs/mutate.rst.
+
+A mutant is one edit of one file of build/tree (a few lines at most), named
+"PATCH:FILE:LINE:OPERATOR#N".  The tree is restored after each mutant, on
+^C and SIGTERM too; a run killed harder leaves build/mutate/applied.json,
+and the next make mutate restores the file it names first."""
+
+import hashlib
+import json
+import os
+import random
+import re
+import signal
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from typing import Dict, List, Optional, Set, Tuple
+
+from . import judge, kernel, proc, stages, tree
+from .common import (BUILD, GIT_ID, REPO, Error, default_jobs, env_number, info, rel, sh)
+
+MUTATE_DIR = os.path.join(BUILD, 'mutate')
+JOURNAL = os.path.join(MUTATE_DIR, 'applied.json')
+EQUIVALENT = os.path.join(REPO, 'patches', 'mutants-equivalent')
+FORMAT = 1
+
+# What is mutated: C sources and headers under these directories; never
+# our suites (the overlay), never Kconfig, Makefiles or documentation.
+SCOPE_DIRS = ('mm/', 'fs/', 'include/')
+EXCLUDED_DIRS = ('mm/tests/',)
+
+# Patch groups whose code the race suites (lockless_read_race,
+# shmem_read_race) exercise, and within them the files; a surviving mutant
+# there gets a boot of the race suites as well.  For the mails of SERIES=
+# (no groups) the files alone decide.
+RACE_GROUPS = ('rcu-free', 'shmem-batch')
+RACE_FILES = ('mm/filemap.c', 'mm/shmem.c', 'mm/page_alloc.c', 'mm/swap.c', 'mm/truncate.c',
+	      'mm/migrate.c', 'mm/huge_memory.c', 'mm/internal.h', 'include/linux/pagemap.h',
+	      'include/linux/page-flags.h', 'include/linux/mm.h')
+
+STATUSES = ('killed', 'survived', 'stillborn', 'equivalent', 'not run')
+
+
+def in_scope(path: str) -> bool:
+	return (path.endswith(('.c', '.h')) and path.startswith(SCOPE_DIRS) and
+		not path.startswith(EXCLUDED_DIRS))
+
+
+# ------------------------------------------------------------ patches
+
+_HUNK = re.compile(r'^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@')
+
+
+def added_lines(text: str) -> Dict[str, Dict[int, str]]:
+	"""The lines a patch adds, per file it changes (b/ path): {path:
+	{line number in the patched file (1-based): text}}.  A removed line
+	adds nothing; a changed line is a removed one plus an added one."""
+	out: Dict[str, Dict[int, str]] = {}
+	cur = ''
+	new = left_old = left_new = 0
+	for line in text.split('\n'):
+		if left_old > 0 or left_new > 0:
+			tag = line[:1]
+			if tag == '+':
+				out.setdefault(cur, {})[new] = line[1:]
+				new += 1
+				left_new -= 1
+				continue
+			if tag == '-':
+				left_old -= 1
+				continue
+			if tag in (' ', ''):
+				new += 1
+				left_old -= 1
+				left_new -= 1
+				continue
+			if tag == '\\':
+				continue
+			left_old = left_new = 0
+		m = re.match(r'^diff --git a/\S+ b/(\S+)', line)
+		if m:
+			cur = m.group(1)
+			continue
+		if line.startswith('+++ '):
+			p = line[4:].split('\t')[0]
+			cur = p[2:] if p.startswith('b/') else cur
+			continue
+		m = _HUNK.match(line)
+		if m and cur:
+			new = int(m.group(1))
+			left_new = int(m.group(2) or 1)
+			hm = re.match(r'^@@ -\d+(?:,(\d+))?', line)
+			left_old = int(hm.group(1) or 1) if hm else 0
+	return out
+
+
+def patch_id(patch: str) -> str:
+	"""Short name of a patch in mutant names: group/NNNN for
+	patches/series, NNNN for a mail of SERIES=."""
+	if os.path.isabs(patch):
+		return os.path.basename(patch).split('-', 1)[0]
+	m = re.match(r'^([^/]+)/(\d{4})', patch)
+	return f'{m.group(1)}/{m.group(2)}' if m else patch
+
+
+# ------------------------------------------------------------ C scanning
+
+def code_only(lines: List[str]) -> List[str]:
+	"""@lines with comments blanked and the insides of string and char
+	literals replaced by '_', column for column, so that operators are
+	looked for in code only and edit the original text at the same place."""
+	out = []
+	in_comment = False
+	for line in lines:
+		chars = list(line)
+		i, n = 0, len(chars)
+		quote = ''
+		while i < n:
+			c = chars[i]
+			if in_comment:
+				if line.startswith('*/', i):
+					chars[i] = chars[i + 1] = ' '
+					in_comment = False
+					i += 2
+					continue
+				chars[i] = ' '
+			elif quote:
+				if c == '\\' and i + 1 < n:
+					chars[i] = chars[i + 1] = '_'
+					i += 2
+					continue
+				if c == quote:
+					quote = ''
+				else:
+					chars[i] = '_'
+			elif line.startswith('/*', i):
+				chars[i] = chars[i + 1] = ' '
+				in_comment = True
+				i += 2
+				continue
+			elif line.startswith('//', i):
+				for j in range(i, n):
+					chars[j] = ' '
+				break
+			elif c in '"\'':
+				quote = c
+			i += 1
+		out.append(''.join(chars))
+	return out
+
+
+def match_paren(code: List[str], li: int, ci: int) -> Optional[Tuple[int, int]]:
+	"""(line, column) of the bracket closing the one at @code[li][ci]."""
+	opening = code[li][ci]
+	closing = {'(': ')', '[': ']', '{': '}'}[opening]
+	depth = 0
+	for l in range(li, min(len(code), li + 40)):
+		start = ci if l == li else 0
+		for c in range(start, len(code[l])):
+			ch = code[l][c]
+			if ch == opening:
+				depth += 1
+			elif ch == closing:
+				depth -= 1
+				if depth == 0:
+					return l, c
+	return None
+
+
+def functions(code: List[str]) -> List[Tuple[int, int]]:
+	"""(first, last) line of each function body: a '{' at depth 0 to its
+	'}' (struct and array initialisers at depth 0 count too; harmless)."""
+	out = []
+	depth = 0
+	start = -1
+	for l, line in enumerate(code):
+		if line.lstrip().startswith('#'):
+			continue
+		for ch in line:
+			if ch == '{':
+				if depth == 0:
+					start = l
+				depth += 1
+			elif ch == '}':
+				depth -= 1
+				if depth == 0 and start >= 0:
+					out.append((start, l))
+					start = -1
+				depth = max(depth, 0)
+	return out
+
+
+def return_type(code: List[str], body_start: int) -> str:
+	"""The text of a function header before its name's '(' (the return
+	type and specifiers), from the lines above its '{'."""
+	head = []
+	for l in range(body_start, max(-1, body_start - 8), -1):
+		text = code[l] if l != body_start else code[l].split('{', 1)[0]
+		if l != body_start and (text.rstrip().endswith((';', '}')) or not text.strip()):
+			break
+		head.insert(0, text)
+	joined = ' '.join(h.strip() for h in head)
+	m = re.match(r'^(.*?)\b[A-Za-z_]\w*\s*\(', joined)
+	return m.group(1) if m else joined
+
+
+KEYWORDS = {'if', 'while', 'for', 'switch', 'return', 'sizeof', 'else', 'do', 'case',
+	    'goto', 'break', 'continue', 'typeof', '__typeof__', 'default'}
+# Calls whose deletion changes only diagnostics: not mutated.
+DIAGNOSTIC_RE = re.compile(r'^((VM_)?(BUG|WARN)_ON\w*|VM_WARN\w*|WARN\w*|BUILD_BUG\w*|'
+			   r'lockdep_\w+|might_\w+|pr_\w+|printk\w*|trace_\w+|kunit_\w+|'
+			   r'dump_\w+|__acquire|__release|static_assert)$')
+# Macros that declare a variable: deleting one only breaks the build.
+DECL_MACRO_RE = re.compile(r'^(LIST_HEAD|HLIST_HEAD|LLIST_HEAD|DEFINE_\w+|DECLARE_\w+|'
+			   r'XA_STATE\w*|MA_STATE|VMA_ITERATOR|FOLIO_BATCH)$')
+BARRIER_RE = re.compile(r'^(smp_\w+|barrier|mb|rmb|wmb|dma_\w*mb)$')
+# A lock call and the name of the unlock that pairs with it.
+UNLOCKS = {'spin_lock_irqsave': 'spin_unlock_irqrestore',
+	   'raw_spin_lock_irqsave': 'raw_spin_unlock_irqrestore',
+	   'xa_lock_irqsave': 'xa_unlock_irqrestore', 'xas_lock_irqsave': 'xas_unlock_irqrestore',
+	   'read_lock_irqsave': 'read_unlock_irqrestore',
+	   'write_lock_irqsave': 'write_unlock_irqrestore',
+	   'local_irq_save': 'local_irq_restore', 'local_irq_disable': 'local_irq_enable',
+	   'preempt_disable': 'preempt_enable', 'migrate_disable': 'migrate_enable',
+	   'pagefault_disable': 'pagefault_enable', 'local_bh_disable': 'local_bh_enable',
+	   'down_read': 'up_read', 'down_write': 'up_write', 'lock_page': 'unlock_page',
+	   'rcu_read_lock': 'rcu_read_unlock', 'rcu_read_lock_bh': 'rcu_read_unlock_bh',
+	   'rcu_read_lock_sched': 'rcu_read_unlock_sched'}
+
+
+def unlock_of(name: str) -> str:
+	"""The unlock paired with the lock call @name, '' if it is none."""
+	if name in UNLOCKS:
+		return UNLOCKS[name]
+	if re.search(r'(^|_)lock(_\w+)?$', name) and 'unlock' not in name and 'trylock' not in name \
+	   and not name.startswith(('is_', 'assert_')) and 'held' not in name:
+		return re.sub(r'(^|_)lock((_\w+)?)$', r'\1unlock\2', name)
+	return ''
+
+
+def is_unlock(name: str) -> bool:
+	return 'unlock' in name or name in UNLOCKS.values()
+
+
+def split_args(args: str) -> List[str]:
+	out, depth, cur = [], 0, ''
+	for ch in args:
+		if ch in '([{':
+			depth += 1
+		elif ch in ')]}':
+			depth -= 1
+		if ch == ',' and depth == 0:
+			out.append(cur.strip())
+			cur = ''
+		else:
+			cur += ch
+	if cur.strip():
+		out.append(cur.strip())
+	return out
+
+
+CALL_STMT = re.compile(r'^(\s*)([A-Za-z_]\w*)\s*\((.*)\)\s*;\s*$')
+STMT_STARTERS = (';', '{', '}', ':')
+DECL_RE = re.compile(r'^\s*(?!(return|goto|case|else|do)\b)(const\s+|static\s+|unsigned\s+|signed\s+|struct\s+|enum\s+|union\s+)*'
+		     r'[A-Za-z_]\w*(\s+|\s*\*+\s*)\**[A-Za-z_]\w*\s*(\[.*\])?\s*(=|;)')
+SHARED_RE = re.compile(r'->|^\s*\*|\b[A-Za-z_]\w*\s*\(')
+
+
+def starts_statement(code: List[str], l: int) -> bool:
+	"""The line @l starts a statement: the code line before it ends one."""
+	for p in range(l - 1, -1, -1):
+		s = code[p].strip()
+		if s:
+			return s.endswith(STMT_STARTERS) or s.startswith('#')
+	return True
+
+
+def simple_statement(code: List[str], l: int) -> bool:
+	"""@l holds one whole statement: it starts one, ends with ';' and its
+	brackets balance."""
+	s = code[l].strip()
+	if not s.endswith(';') or s.startswith(('#', 'case ', 'default')) or not starts_statement(code, l):
+		return False
+	return all(s.count(a) == s.count(b) for a, b in ('()', '[]', '{}'))
+
+
+@dataclass
+class Mutant:
+	name: str
+	patch: str		# patch as patches/series names it (or a mail's path)
+	file: str
+	line: int		# 1-based, in the file after the whole series
+	operator: str
+	edits: Dict[int, str]	# 0-based line -> new text
+	races: bool = False
+
+	def apply(self, lines: List[str]) -> List[str]:
+		out = list(lines)
+		for l, text in self.edits.items():
+			out[l] = text
+		return out
+
+	def diff(self, lines: List[str]) -> str:
+		"""A unified diff of the mutant against @lines (the file)."""
+		out = [f'--- a/{self.file}', f'+++ b/{self.file}']
+		for l in sorted(self.edits):
+			out.append(f'@@ -{l + 1} +{l + 1} @@')
+			out.append('-' + lines[l])
+			out.append('+' + self.edits[l])
+		return '\n'.join(out)
+
+
+def _span(lines: List[str], a: Tuple[int, int], b: Tuple[int, int], text: str) -> Dict[int, str]:
+	"""Edits that replace lines[a..b) (line, column pairs) by @text: the
+	first line gets it, the lines after up to b's are emptied."""
+	(la, ca), (lb, cb) = a, b
+	edits = {la: lines[la][:ca] + text + lines[lb][cb:]}
+	for l in range(la + 1, lb + 1):
+		edits[l] = ''
+	return edits
+
+
+def _text(lines: List[str], a: Tuple[int, int], b: Tuple[int, int]) -> str:
+	(la, ca), (lb, cb) = a, b
+	if la == lb:
+		return lines[la][ca:cb]
+	parts = [lines[la][ca:]] + lines[la + 1:lb] + [lines[lb][:cb]]
+	return ' '.join(p.strip() for p in parts if p.strip())
+
+
+def _top_level(code: str, ops: Tuple[str, ...]) -> List[Tuple[int, str]]:
+	"""Positions of @ops at bracket depth 0 of @code."""
+	out, depth, i = [], 0, 0
+	while i < len(code):
+		ch = code[i]
+		if ch in '([{':
+			depth += 1
+		elif ch in ')]}':
+			depth -= 1
+		elif depth == 0:
+			for op in ops:
+				if code.startswith(op, i):
+					out.append((i, op))
+					i += len(op) - 1
+					break
+		i += 1
+	return out
+
+
+def _operand_end(code: str, i: int) -> int:
+	"""End of the simple operand starting at @code[i] (an identifier or
+	number with ->, ., calls and subscripts), or @i when there is none."""
+	m = re.match(r'\s*', code[i:])
+	j = i + m.end()
+	m = re.match(r'[A-Za-z_0-9]\w*', code[j:])
+	if not m:
+		return i
+	j += m.end()
+	while j < len(code):
+		m = re.match(r'\s*(->|\.)\s*[A-Za-z_]\w*', code[j:])
+		if m:
+			j += m.end()
+			continue
+		if code[j] in '([':
+			depth = 0
+			k = j
+			while k < len(code):
+				if code[k] in '([':
+					depth += 1
+				elif code[k] in ')]':
+					depth -= 1
+					if depth == 0:
+						break
+				k += 1
+			if k >= len(code):
+				return i
+			j = k + 1
+			continue
+		break
+	return j
+
+
+REL_RE = re.compile(r'(?<![<>\-=!])(<=|>=|<|>)(?![<>=])')
+
+
+def line_mutants(lines: List[str], code: List[str], l: int, funcs: List[Tuple[int, int]],
+		 in_macro: bool, first_of_block: bool) -> List[Tuple[str, Dict[int, str]]]:
+	"""(operator, edits) of every mutant of line @l (0-based)."""
+	out: List[Tuple[str, Dict[int, str]]] = []
+	src, c = lines[l], code[l]
+	stripped = c.strip()
+	if not stripped:
+		return out
+	if stripped.startswith('#') and not re.match(r'#\s*define\b', stripped):
+		return out
+	dm = re.match(r'\s*([A-Za-z_]\w*)\s*\(', c)
+	if dm and DIAGNOSTIC_RE.match(dm.group(1)):
+		return out	# a check that only debug kernels make, or a message
+	func = next(((a, b) for a, b in funcs if a < l <= b), None)
+
+	# conditions of if / while
+	for m in re.finditer(r'\b(if|while)\s*\(', c):
+		op = m.end() - 1
+		close = match_paren(code, l, op)
+		if not close:
+			continue
+		a, b = (l, op + 1), close
+		cond = _text(lines, a, b)
+		ccond = _text(code, a, b)
+		if len(cond) != len(ccond):
+			continue	# a comment inside: joined, it could swallow code
+		out.append(('negate', _span(lines, a, b, f'!({cond})')))
+		if m.group(1) == 'if':
+			parts = _top_level(ccond, ('&&', '||'))
+			if parts:
+				bounds = [0] + [p + len(o) for p, o in parts]
+				ends = [p for p, _ in parts] + [len(ccond)]
+				for k in range(len(bounds)):
+					if k == 0:
+						rest = cond[bounds[1]:]
+					else:
+						rest = cond[:parts[k - 1][0]] + cond[ends[k]:]
+					out.append(('drop-operand', _span(lines, a, b,
+									   ' '.join(rest.split()))))
+			else:
+				out.append(('cond-true', _span(lines, a, b, '1')))
+				out.append(('cond-false', _span(lines, a, b, '0')))
+
+	# < <-> <=, > <-> >=, and the bound of each +- 1
+	for m in REL_RE.finditer(c):
+		op = m.group(1)
+		if op in ('<', '>') and re.match(r'\s*#\s*include', c):
+			continue
+		swap = {'<': '<=', '<=': '<', '>': '>=', '>=': '>'}[op]
+		name = {'<': 'lt-le', '<=': 'le-lt', '>': 'gt-ge', '>=': 'ge-gt'}[op]
+		out.append((name, {l: src[:m.start()] + swap + src[m.end():]}))
+		j = m.end()
+		end = _operand_end(c, j)
+		if end > j:
+			k = j + (len(c[j:]) - len(c[j:].lstrip()))
+			operand = src[k:end]
+			for sign, oname in (('+', 'bound+1'), ('-', 'bound-1')):
+				out.append((oname, {l: src[:k] + f'({operand} {sign} 1)' + src[end:]}))
+
+	# && <-> ||
+	for m in re.finditer(r'&&|\|\|', c):
+		other = '||' if m.group() == '&&' else '&&'
+		out.append(('and-or', {l: src[:m.start()] + other + src[m.end():]}))
+
+	# READ_ONCE / WRITE_ONCE / smp_load_acquire / smp_store_release -> plain
+	for m in re.finditer(r'\b(READ_ONCE|WRITE_ONCE|smp_load_acquire|smp_store_release)\s*\(', c):
+		p = m.end() - 1
+		close = match_paren(code, l, p)
+		if not close or close[0] != l:
+			continue
+		args = split_args(src[p + 1:close[1]])
+		macro = m.group(1)
+		if macro == 'READ_ONCE' and len(args) == 1:
+			new = f'({args[0]})'
+		elif macro == 'smp_load_acquire' and len(args) == 1:
+			new = f'(*({args[0]}))'
+		elif macro == 'WRITE_ONCE' and len(args) == 2:
+			new = f'({args[0]} = {args[1]})'
+		elif macro == 'smp_store_release' and len(args) == 2:
+			new = f'(*({args[0]}) = {args[1]})'
+		else:
+			continue
+		out.append(('plain-access', {l: src[:m.start()] + new + src[close[1] + 1:]}))
+
+	# a flag dropped from an a | B | C, an order one less
+	for m in re.finditer(r'\b_*[A-Z][A-Z0-9_]{2,}\b', c):
+		before, after = c[:m.start()].rstrip(), c[m.end():].lstrip()
+		bar_before = before.endswith('|') and not before.endswith('||')
+		bar_after = after.startswith('|') and not after.startswith('||')
+		if bar_after and not after.startswith('|='):
+			j = m.end() + (len(c[m.end():]) - len(after)) + 1
+			j += len(c[j:]) - len(c[j:].lstrip())
+			out.append(('drop-flag', {l: src[:m.start()] + src[j:]}))
+		elif bar_before:
+			i = len(before) - 1
+			out.append(('drop-flag', {l: src[:i].rstrip() + src[m.end():]}))
+		if re.search(r'ORDER$', m.group()):
+			out.append(('order-1', {l: src[:m.start()] + f'({m.group()} - 1)' +
+						src[m.end():]}))
+
+	if in_macro or func is None or stripped.startswith('#'):
+		return out
+
+	# statements
+	cm = CALL_STMT.match(c)
+	if cm and cm.group(2) not in KEYWORDS and simple_statement(code, l):
+		fname = cm.group(2)
+		if BARRIER_RE.match(fname) and fname not in ('smp_store_release',):
+			out.append(('del-barrier', {l: cm.group(1)}))
+		elif unlock_of(fname):
+			pair = lock_pair(code, l, fname, split_args(cm.group(3)), func)
+			if pair:
+				out.append(('del-lock-pair', {p: re.match(r'\s*', lines[p]).group()
+							     for p in pair}))
+		elif is_unlock(fname) or DIAGNOSTIC_RE.match(fname) or DECL_MACRO_RE.match(fname) or \
+		     fname in ('WRITE_ONCE', 'smp_store_release'):
+			pass
+		else:
+			out.append(('del-call', {l: cm.group(1)}))
+
+	if first_of_block and starts_statement(code, l) and \
+	   not re.match(r'\s*(\}|\{|else\b|case\b|default\b|[A-Za-z_]\w*\s*:(?!:))', c) and \
+	   not DECL_RE.match(c) and l > func[0]:
+		rt = return_type(code, func[0])
+		ret = 'return;' if re.search(r'\bvoid\b', rt) and '*' not in rt else 'return 0;'
+		ind = re.match(r'\s*', src).group()
+		out.append(('early-return', {l: ind + ret + ' ' + src[len(ind):]}))
+	return out
+
+
+def lock_pair(code: List[str], l: int, name: str, args: List[str],
+	      func: Tuple[int, int]) -> List[int]:
+	"""The lock call at @l and the unlock calls that release it in its
+	function (up to the next lock of the same lock); [] when there is none:
+	a lock is deleted with its unlocks or not at all."""
+	unlock = unlock_of(name)
+	key = ''.join(args[0].split()) if args else ''
+	found = [l]
+	for p in range(l + 1, func[1] + 1):
+		m = CALL_STMT.match(code[p])
+		if not m:
+			continue
+		pargs = split_args(m.group(3))
+		pkey = ''.join(pargs[0].split()) if pargs else ''
+		if m.group(2) == name and pkey == key:
+			break
+		if m.group(2) == unlock and pkey == key:
+			found.append(p)
+	return found if len(found) > 1 else []
+
+
+def generate(patch: str, path: str, lines: List[str], mutable: Set[int]) -> List[Mutant]:
+	"""The mutants of the lines @mutable (0-based) of @path, whose whole
+	text after the series is @lines, in line and operator order."""
+	code = code_only(lines)
+	funcs = functions(code)
+	in_macro = [False] * len(lines)
+	cont = False
+	for l, line in enumerate(code):
+		s = line.strip()
+		in_macro[l] = cont or bool(re.match(r'#\s*define\b', s))
+		cont = in_macro[l] and lines[l].rstrip().endswith('\\')
+	pid = patch_id(patch)
+	out: List[Mutant] = []
+	counter: Dict[Tuple[int, str], int] = {}
+	starts = {a for a, _ in funcs}
+	first = True
+	for l in sorted(mutable):
+		if l >= len(lines):
+			continue
+		# one early return per run of added lines: before its first statement
+		prev = next((p for p in range(l - 1, -1, -1) if code[p].strip()), -1)
+		if prev not in mutable or prev in starts:
+			first = True
+		found = line_mutants(lines, code, l, funcs, in_macro[l], first)
+		if any(op == 'early-return' for op, _ in found):
+			first = False
+		# swap with the next line: both one whole statement touching shared state
+		if l + 1 in mutable and l + 1 < len(lines) and not in_macro[l] and \
+		   simple_statement(code, l) and simple_statement(code, l + 1) and \
+		   any(a < l and l + 1 <= b for a, b in funcs):
+			a, b = code[l], code[l + 1]
+			plain = re.compile(r'^\s*(return|break|continue|goto)\b')
+			diag = [(re.match(r'\s*(\w*)', x).group(1)) for x in (a, b)]
+			if not any(d and DIAGNOSTIC_RE.match(d) for d in diag) and \
+			   not plain.match(a) and not plain.match(b) and not DECL_RE.match(a) and \
+			   not DECL_RE.match(b) and SHARED_RE.search(a) and SHARED_RE.search(b):
+				found.append(('swap-next', {l: lines[l + 1], l + 1: lines[l]}))
+		for op, edits in found:
+			if all(edits.get(k) == lines[k] for k in edits):
+				continue
+			n = counter.get((l, op), 0) + 1
+			counter[(l, op)] = n
+			out.append(Mutant(name=f'{pid}:{path}:{l + 1}:{op}#{n}', patch=patch,
+					  file=path, line=l + 1, operator=op, edits=edits))
+	return out
+
+
+# ------------------------------------------------------------ mapping to the tree
+
+def tree_git(args: List[str], capture: bool = True, check: bool = True):
+	return sh(['git'] + args, cwd=tree.TREE, env=dict(GIT_ID), capture=capture, check=check)
+
+
+def patch_commits(patches: List[str]) -> List[str]:
+	"""The commits of build/tree that git am made of @patches, in order."""
+	_key, head = tree.read_keyfile(tree.TREE + '.key')
+	head = head or 'HEAD'
+	revs = tree_git(['rev-list', '--first-parent', f'-n{len(patches) + 1}', head]
+			).stdout.split()[::-1]
+	if len(revs) != len(patches) + 1:
+		raise Error(f'{rel(tree.TREE)} has {len(revs)} commits, not the base '
+			    f'+ {len(patches)} patches + the overlay')
+	return revs[:-1]
+
+
+def blame(path: str, base: str) -> List[str]:
+	"""The commit of each line of @path in build/tree (base..HEAD)."""
+	r = tree_git(['blame', '--porcelain', f'{base}..HEAD', '--', path])
+	out: List[str] = []
+	for line in r.stdout.split('\n'):
+		m = re.match(r'^([0-9a-f]{40}) \d+ (\d+)', line)
+		if m:
+			n = int(m.group(2))
+			while len(out) < n:
+				out.append('')
+			out[n - 1] = m.group(1)
+	return out
+
+
+def all_mutants(patches: List[str], selected: List[str]) -> Tuple[List[Mutant],
+								   Dict[str, List[str]]]:
+	"""The mutants of the @selected patches in generation order, and the
+	text of each file they touch (as it is after the series)."""
+	commits = patch_commits(patches)
+	base = tree_git(['rev-parse', commits[0] + '^']).stdout.strip() if commits else 'HEAD'
+	texts: Dict[str, List[str]] = {}
+	blames: Dict[str, List[str]] = {}
+	mutants: List[Mutant] = []
+	for p, commit in zip(patches, commits):
+		if p not in selected:
+			continue
+		with open(tree.patch_file(p), errors='replace') as f:
+			files = sorted(f for f in added_lines(f.read()) if in_scope(f))
+		for path in files:
+			full = os.path.join(tree.TREE, path)
+			if not os.path.isfile(full):
+				continue	# a later patch removed it
+			if path not in texts:
+				with open(full, errors='replace') as f:
+					texts[path] = f.read().split('\n')
+				blames[path] = blame(path, base)
+			mutable = {i for i, c in enumerate(blames[path]) if c == commit}
+			for m in generate(p, path, texts[path], mutable):
+				m.races = (tree.group_of(p) in RACE_GROUPS if not os.path.isabs(p)
+					   else True) and path in RACE_FILES
+				mutants.append(m)
+	return mutants, texts
+
+
+def run_order(mutants: List[Mutant], seed: str) -> List[Mutant]:
+	"""The order mutants run in: patch by patch, a seeded shuffle of each
+	patch's mutants, those of .c files before those of headers (a header
+	rebuilds much more); a BUDGET that stops early has then sampled each
+	patch it reached evenly."""
+	out: List[Mutant] = []
+	patches: List[str] = []
+	for m in mutants:
+		if m.patch not in patches:
+			patches.append(m.patch)
+	for p in patches:
+		mine = [m for m in mutants if m.patch == p]
+		rng = random.Random(f'{seed}:{patch_id(p)}')
+		rng.shuffle(mine)
+		out += sorted(mine, key=lambda m: m.file.endswith('.h'))
+	return out
+
+
+def parse_shard(spec: str) -> Tuple[int, int]:
+	m = re.match(r'^(\d+)/(\d+)$', spec.strip())
+	if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+		raise Error(f'SHARD={spec}: give i/N with 1 <= i <= N (e.g. SHARD=2/4)')
+	return int(m.group(1)), int(m.group(2))
+
+
+def shard_of(mutants: List[Mutant], i: int, n: int) -> List[Mutant]:
+	"""Shard i of n (1-based): every n-th mutant of the run order."""
+	return [m for k, m in enumerate(mutants) if k % n == i - 1]
+
+
+def select_patches(series: List[str], spec: str) -> List[str]:
+	"""PATCH=: numbers (1-based in the series) or names (a patch path, its
+	file name, group/NNNN, a group), comma-separated; empty = all."""
+	if not spec.strip():
+		return list(series)
+	out: List[str] = []
+	for s in (x.strip() for x in spec.split(',') if x.strip()):
+		if s.isdigit():
+			k = int(s)
+			if not 1 <= k <= len(series):
+				raise Error(f'PATCH={s}: the series has patches 1-{len(series)}')
+			hits = [series[k - 1]]
+		else:
+			hits = [p for p in series if s in (p, tree.patch_name(p), patch_id(p),
+							   tree.group_of(p)) or
+				tree.patch_name(p).startswith(s) or
+				os.path.basename(p).startswith(s)]
+		if not hits:
+			raise Error(f'PATCH={s}: no patch of the series matches (a number 1-'
+				    f'{len(series)}, a file name, group/NNNN or a group)')
+		out += [h for h in hits if h not in out]
+	return [p for p in series if p in out]
+
+
+# ------------------------------------------------------------ equivalents
+
+def load_equivalent(path: str = '') -> Dict[str, str]:
+	"""patches/mutants-equivalent: mutant name -> the reason it changes
+	no behaviour ('#' comments; a name without a reason is refused)."""
+	path = path or EQUIVALENT
+	out: Dict[str, str] = {}
+	if not os.path.isfile(path):
+		return out
+	with open(path) as f:
+		for n, line in enumerate(f, 1):
+			line = line.strip()
+			if not line or line.startswith('#'):
+				continue
+			parts = line.split(None, 1)
+			if len(parts) < 2:
+				raise Error(f'{rel(path)}:{n}: {parts[0]} has no reason (one line: '
+					    'NAME REASON)')
+			out[parts[0]] = parts[1]
+	return out
+
+
+# ------------------------------------------------------------ tree changes
+
+def _block_signals():
+	return signal.pthread_sigmask(signal.SIG_BLOCK,
+				      {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+
+
+def recover() -> None:
+	"""Restore a file a run killed hard (SIGKILL, power) left mutated."""
+	if not os.path.isfile(JOURNAL):
+		return
+	try:
+		with open(JOURNAL) as f:
+			rec = json.load(f)
+		path = rec['file']
+	except (OSError, ValueError, KeyError):
+		os.unlink(JOURNAL)
+		return
+	full = os.path.join(tree.TREE, path)
+	with open(full, 'rb') as f:
+		now = hashlib.sha256(f.read()).hexdigest()
+	if now != rec.get('original_sha'):
+		tree_git(['checkout', 'HEAD', '--', path])
+		info(f'mutate: restored {path} in {rel(tree.TREE)}: an interrupted run left '
+		     f'mutant {rec.get("mutant")} in it')
+	os.unlink(JOURNAL)
+
+
+class Applied:
+	"""A mutant written into build/tree; the file is put back on exit,
+	also when a signal unwinds through it (signals are held while it is
+	written back, so a second ^C cannot cut that short)."""
+
+	def __init__(self, m: Mutant, original: List[str]):
+		self.m = m
+		self.path = os.path.join(tree.TREE, m.file)
+		self.original = '\n'.join(original)
+
+	def __enter__(self):
+		os.makedirs(MUTATE_DIR, exist_ok=True)
+		old = _block_signals()
+		try:
+			with open(JOURNAL, 'w') as f:
+				json.dump({'mutant': self.m.name, 'file': self.m.file, 'original_sha':
+					   hashlib.sha256(self.original.encode()).hexdigest()}, f)
+			with open(self.path, 'w') as f:
+				f.write('\n'.join(self.m.apply(self.original.split('\n'))))
+		finally:
+			signal.pthread_sigmask(signal.SIG_SETMASK, old)
+		return self
+
+	def __exit__(self, *exc):
+		old = _block_signals()
+		try:
+			with open(self.path, 'w') as f:
+				f.write(self.original)	# a new mtime: make rebuilds it
+			if os.path.exists(JOURNAL):
+				os.unlink(JOURNAL)
+		finally:
+			signal.pthread_sigmask(signal.SIG_SETMASK, old)
+		return False
+
+
+# ------------------------------------------------------------ building and booting
+
+@dataclass
+class Outcome:
+	status: str
+	killer: str = ''
+	reason: str = ''
+	build_seconds: float = 0.0
+	guest_seconds: float = 0.0
+	races_seconds: float = 0.0
+	killers: List[str] = field(default_factory=list)	# every kill, sorted
+	reboots: int = 0		# boots again after one in which no case ran
+
+
+class Runner:
+	"""Builds and boots the tree as it is, in the series build directory."""
+
+	def __init__(self, jobs: int, timeout: int, glob: str = ''):
+		self.glob = glob
+		self.jobs = jobs or default_jobs()
+		self.timeout = timeout
+		self.race_timeout = timeout
+		self.build_dir = stages.out_dir('series')
+		self.stage_dir = os.path.join(BUILD, 'out', 'mutate')
+		self.race_dir = os.path.join(BUILD, 'out', 'mutate-races')
+		self.logs = os.path.join(MUTATE_DIR, 'logs')
+		self.groups = tree.variant_groups('series')
+		self.expected = judge.load_expected_before()
+		self.configs = list(tree.SUITE_KUNITCONFIGS)
+		self.base_fail: Set[str] = set()
+		self.base_race_fail: Optional[Set[str]] = None
+		for d in (self.build_dir, self.stage_dir, self.race_dir, self.logs):
+			os.makedirs(d, exist_ok=True)
+
+	def build(self, log) -> float:
+		return kernel.build('mutate', tree.TREE, self.build_dir, self.configs, self.jobs, log,
+				    echo=False)
+
+	def boot(self, races: bool, log) -> Tuple[List[dict], float]:
+		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
+			 else ['--filter=speed>slow'] + ([self.glob] if self.glob else []))
+		timeout = (self.race_timeout if races else self.timeout) or 600
+		b = kernel.boot('mutate', tree.TREE, self.build_dir,
+				self.race_dir if races else self.stage_dir, self.configs, extra,
+				timeout, log, echo=False)
+		results = {}
+		if os.path.isfile(b.json_path):
+			with open(b.json_path) as f:
+				try:
+					results = judge.count_json(json.load(f))
+				except ValueError:
+					results = {}
+		cases = judge.judge_cases(results, self.groups, self.expected)
+		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
+		return cases, b.result.seconds
+
+	@staticmethod
+	def failed(cases: List[dict]) -> Dict[str, str]:
+		return {c['name']: c['reason'] or c['status'] for c in cases if c['verdict'] == 'fail'}
+
+	@staticmethod
+	def killer(kills: Dict[str, str]) -> str:
+		"""The kill to name: a case that failed its checks, else a splat,
+		else the stopped guest, else a crashed case (kunit.py names the
+		cases after a crash '' : suite.)"""
+		def rank(name):
+			why = kills[name]
+			if name.startswith('guest.'):
+				return (1, ['guest.splat', 'guest.stopped'].index(name)
+					if name in ('guest.splat', 'guest.stopped') else 2)
+			if name.endswith('.') or not name:
+				return (3, 0)
+			return (0 if why == 'kunit: FAIL' else 2, 0)
+		return sorted(kills, key=lambda n: (rank(n), n))[0]
+
+	def baseline(self, races: bool) -> None:
+		"""The unmutated tree, built and booted: what fails there already
+		kills no mutant (said, not hidden)."""
+		with open(os.path.join(self.logs, 'baseline.log'), 'w') as log:
+			t = self.build(log)
+			cases, g = self.boot(False, log)
+			self.base_fail = set(self.failed(cases))
+			if not self.timeout:
+				# a mutant that hangs the guest costs this much: a few
+				# times the baseline, not the 600 s of make run
+				self.timeout = int(min(300, max(120, 5 * g)))
+				self.race_timeout = int(max(300, 3 * g))
+			info(f'mutate: baseline: build {t:.0f} s, guest {g:.0f} s, {len(cases)} cases, '
+			     f'{len(self.base_fail)} failing' +
+			     (f' (they kill no mutant: {", ".join(sorted(self.base_fail))})'
+			      if self.base_fail else ''))
+			if races:
+				cases, g = self.boot(True, log)
+				self.base_race_fail = set(self.failed(cases))
+				if not self.race_timeout:
+					self.race_timeout = int(max(300, 3 * g))
+				info(f'mutate: baseline races: guest {g:.0f} s, '
+				     f'{len(self.base_race_fail)} failing')
+
+	def run(self, m: Mutant, log) -> Outcome:
+		o = Outcome('survived')
+		t0 = time.monotonic()
+		try:
+			o.build_seconds = self.build(log)
+		except Error as e:
+			o.build_seconds = time.monotonic() - t0
+			o.status = 'stillborn'
+			o.reason = compile_error(log.name) or str(e).splitlines()[0]
+			return o
+		cases, o.guest_seconds = self.boot(False, log)
+		if not any(not c['name'].startswith('guest.') for c in cases):
+			# No case ran: a boot that died before the suites.  Under
+			# TCG on a loaded host that happens without any mutant
+			# ("IO-APIC + timer doesn't work!"), so one more boot
+			# decides; a mutant that breaks the boot breaks it twice.
+			first = self.failed(cases)
+			log.write(f'mutate: no case ran ({", ".join(sorted(first))}); booting again\n')
+			info(f'mutate: {m.name}: no case ran in the guest '
+			     f'({first.get("guest.splat", "") or ", ".join(sorted(first))}); booting again')
+			cases, again = self.boot(False, log)
+			o.guest_seconds += again
+			o.reboots = 1
+		kills = {k: v for k, v in self.failed(cases).items() if k not in self.base_fail}
+		if not kills and m.races and self.base_race_fail is not None:
+			cases, o.races_seconds = self.boot(True, log)
+			kills = {k: v for k, v in self.failed(cases).items()
+				 if k not in self.base_race_fail}
+		if kills:
+			o.status = 'killed'
+			o.killer = self.killer(kills)
+			o.reason = kills[o.killer]
+			o.killers = sorted(kills)[:20]
+		return o
+
+
+def compile_error(logpath: str) -> str:
+	try:
+		with open(logpath, errors='replace') as f:
+			for line in f:
+				if ': error: ' in line:
+					return line.strip()[:300]
+	except OSError:
+		pass
+	return ''
+
+
+# ------------------------------------------------------------ reports
+
+def table(data: dict) -> str:
+	"""The per-patch table and the survivors: the same text for one run
+	and for merged shards (no times, no shard numbers in it)."""
+	rows: Dict[str, Dict[str, int]] = {}
+	order: List[str] = []
+	for m in data['mutants']:
+		pid = patch_id(m['patch'])
+		if pid not in rows:
+			rows[pid] = {s: 0 for s in STATUSES}
+			order.append(pid)
+		rows[pid][m['status']] += 1
+	w = max([len(p) for p in order] + [5])
+	head = (f'{"patch":<{w}}  mutants  killed  survived  stillborn  equivalent  not run  '
+		'score')
+	lines = [head, '-' * len(head)]
+	tot = {s: 0 for s in STATUSES}
+
+	def row(name, r):
+		n = sum(r.values())
+		judged = r['killed'] + r['survived']
+		score = f'{100.0 * r["killed"] / judged:5.1f} %' if judged else '    -'
+		return (f'{name:<{w}}  {n:>7}  {r["killed"]:>6}  {r["survived"]:>8}  '
+			f'{r["stillborn"]:>9}  {r["equivalent"]:>10}  {r["not run"]:>7}  {score}')
+	for p in order:
+		lines.append(row(p, rows[p]))
+		for s in STATUSES:
+			tot[s] += rows[p][s]
+	lines.append('-' * len(head))
+	lines.append(row('total', tot))
+	lines.append('score = killed / (killed + survived); equivalent mutants '
+		     '(patches/mutants-equivalent) and stillborn ones are not counted')
+	surv = [m for m in data['mutants'] if m['status'] == 'survived']
+	if surv:
+		lines += ['', f'survivors ({len(surv)}):']
+		for m in surv:
+			lines.append(f'  {m["name"]}')
+			lines += ['    ' + d for d in m['diff'].split('\n')]
+	killed = [m for m in data['mutants'] if m['status'] == 'killed']
+	if killed:
+		lines += ['', 'killed by:']
+		lines += [f'  {m["name"]}: {m["killer"]}' +
+			  (f' ({m["reason"][:120]})' if m['killer'].startswith('guest.') else '')
+			  for m in killed]
+	for m in data['mutants']:
+		if m.get('listed_equivalent'):
+			lines.append(f'note: {m["name"]} is listed in patches/mutants-equivalent '
+				     f'but {m["killer"]} killed it: not equivalent')
+	return '\n'.join(lines)
+
+
+def junit(data: dict) -> str:
+	"""One testsuite per patch, one testcase per mutant: a survivor is a
+	failure (with its diff), stillborn / equivalent / not run are skips."""
+	root = ET.Element('testsuites', name='mm-kunit mutate')
+	by: Dict[str, List[dict]] = {}
+	for m in data['mutants']:
+		by.setdefault(patch_id(m['patch']), []).append(m)
+	for pid, ms in by.items():
+		ts = ET.SubElement(root, 'testsuite', name=f'mutate {pid}', tests=str(len(ms)),
+				   failures=str(sum(m['status'] == 'survived' for m in ms)),
+				   skipped=str(sum(m['status'] in ('stillborn', 'equivalent', 'not run')
+						   for m in ms)))
+		for m in ms:
+			tc = ET.SubElement(ts, 'testcase', classname=f'mutate.{pid}', name=m['name'],
+					   time=f'{m.get("seconds", 0):.1f}')
+			if m['status'] == 'survived':
+				ET.SubElement(tc, 'failure', message='survived: no case failed',
+					      type='survived').text = m['diff']
+			elif m['status'] == 'killed':
+				ET.SubElement(tc, 'system-out').text = f'killed by {m["killer"]}: {m["reason"]}'
+			else:
+				ET.SubElement(tc, 'skipped', message=f'{m["status"]}: {m["reason"]}'.strip(
+					': '))
+	ET.indent(root)
+	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
+
+
+def write_reports(data: dict, stem: str) -> str:
+	"""@stem.json, @stem.txt, @stem-junit.xml; return the text report."""
+	os.makedirs(os.path.dirname(stem), exist_ok=True)
+	with open(stem + '.json', 'w') as f:
+		json.dump(data, f, indent=1)
+		f.write('\n')
+	text = table(data)
+	with open(stem + '.txt', 'w') as f:
+		f.write(text + '\n')
+	with open(stem + '-junit.xml', 'w') as f:
+		f.write(junit(data))
+	return text
+
+
+def fingerprint(mutants: List[Mutant], seed: str) -> str:
+	h = hashlib.sha256(seed.encode())
+	for m in mutants:
+		h.update(m.name.encode() + b'\0' + json.dumps(m.edits, sort_keys=True).encode())
+	return h.hexdigest()[:16]
+
+
+def fmt_time(s: float) -> str:
+	return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
+
+
+def cmd_mutate(args) -> int:
+	t0 = time.monotonic()
+	recover()
+	series = tree.series_patches()
+	# The test hooks (patches/*/hooks/) are what only the suites use:
+	# their lines are not the feature's, so they get no mutants
+	selected = [p for p in select_patches(series, args.patch) if not tree.is_test_hook(p)]
+	budget = args.budget * 60 if args.budget else 0
+	shard = parse_shard(args.shard) if args.shard else (1, 1)
+	tree.assemble('series')
+	mutants, texts = all_mutants(series, selected)
+	order = run_order(mutants, args.seed)
+	mine = shard_of(order, *shard)
+	equivalent = load_equivalent()
+	data = {'format': FORMAT, 'fingerprint': fingerprint(mutants, args.seed), 'seed': args.seed,
+		'tree_head': tree_git(['rev-parse', 'HEAD']).stdout.strip(),
+		'patches': [p for p in series if p in selected],
+		'shard': f'{shard[0]}/{shard[1]}', 'shards': [shard[0]], 'shard_count': shard[1],
+		'total_mutants': len(mutants), 'budget_minutes': args.budget,
+		'suite': args.filter_glob,
+		'complete': False, 'seconds': 0.0, 'mutants': []}
+	results: Dict[str, dict] = {}
+	gen_index = {m.name: k for k, m in enumerate(mutants)}
+	for m in mine:
+		results[m.name] = {
+			'name': m.name, 'index': gen_index[m.name], 'patch': m.patch, 'file': m.file, 'line': m.line,
+			'operator': m.operator, 'races': m.races, 'diff': m.diff(texts[m.file]),
+			'status': 'not run', 'killer': '', 'killers': [], 'reason': '', 'seconds': 0.0,
+			'reboots': 0,
+			'build_seconds': 0.0, 'guest_seconds': 0.0, 'races_seconds': 0.0}
+	stem = os.path.join(MUTATE_DIR, 'results' if shard == (1, 1) else
+			    f'shard-{shard[0]}-of-{shard[1]}')
+
+	def finish(complete: bool) -> str:
+		data['mutants'] = sorted(results.values(), key=lambda r: gen_index[r['name']])
+		data['complete'] = complete
+		data['seconds'] = round(time.monotonic() - t0, 1)
+		return write_reports(data, stem)
+
+	per_patch = {}
+	for m in mutants:
+		per_patch[patch_id(m.patch)] = per_patch.get(patch_id(m.patch), 0) + 1
+	info(f'mutate: {len(mutants)} mutants of {len(selected)} patch(es) '
+	     f'({", ".join(f"{p}: {n}" for p, n in per_patch.items()) or "none"})' +
+	     (f'; shard {shard[0]}/{shard[1]}: {len(mine)}' if shard != (1, 1) else '') +
+	     (f'; budget {args.budget:g} min' if budget else '') + f'; seed {args.seed}')
+	if not mine:
+		text = finish(True)
+		print(text)
+		return 0
+	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)),
+			args.filter_glob)
+	done = 0
+	spent: List[float] = []
+	stopped = ''
+	try:
+		runner.baseline(any(m.races for m in mine))
+		for k, m in enumerate(mine, 1):
+			elapsed = time.monotonic() - t0
+			mean = sum(spent) / len(spent) if spent else 0.0
+			if budget and (elapsed >= budget or (spent and elapsed + mean > budget)):
+				stopped = (f'BUDGET={args.budget:g} min reached after {fmt_time(elapsed)}: '
+					   f'{len(mine) - done} mutant(s) not run')
+				break
+			r = results[m.name]
+			logpath = os.path.join(runner.logs, f'{gen_index[m.name]:05d}.log')
+			ts = time.monotonic()
+			with open(logpath, 'w') as log, Applied(m, texts[m.file]):
+				log.write(r['diff'] + '\n')
+				o = runner.run(m, log)
+			r.update(asdict(o))
+			r['seconds'] = round(time.monotonic() - ts, 1)
+			for key in ('build_seconds', 'guest_seconds', 'races_seconds'):
+				r[key] = round(r[key], 1)
+			if o.status == 'survived' and m.name in equivalent:
+				r['status'] = 'equivalent'
+				r['reason'] = equivalent[m.name]
+			elif o.status == 'killed' and m.name in equivalent:
+				r['listed_equivalent'] = equivalent[m.name]	# noted as wrong
+			spent.append(r['seconds'])
+			done += 1
+			finish(False)		# results so far, for a run killed hard
+			counts = {s: sum(1 for x in results.values() if x['status'] == s)
+				  for s in STATUSES}
+			eta = sum(spent) / len(spent) * (len(mine) - done)
+			what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
+				}.get(r['status'], r['status'])
+			info(f'mutate: [{k}/{len(mine)}] {m.name}: {what} (build {o.build_seconds:.0f} s'
+			     + (f', guest {o.guest_seconds:.0f} s' if o.guest_seconds else '')
+			     + (f', races {o.races_seconds:.0f} s' if o.races_seconds else '')
+			     + f'); {counts["killed"]} killed, {counts["survived"]} survived, '
+			     f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
+			     + (f' (budget left {fmt_time(max(0, budget - (time.monotonic() - t0)))})'
+				if budget else ''))
+	except BaseException as e:
+		finish(False)
+		what = 'interrupted' if isinstance(e, (KeyboardInterrupt, proc.Interrupted)) \
+			else 'stopped by an error'
+		info(f'mutate: {what} after {done} mutant(s); the tree is restored; partial '
+		     f'results in {rel(stem)}.json')
+		raise
+	text = finish(not stopped)
+	print(text)
+	if stopped:
+		info(f'mutate: {stopped}')
+	total = time.monotonic() - t0
+	ran = [r for r in results.values() if r['status'] != 'not run']
+	mean = (lambda k: sum(r[k] for r in ran) / len(ran)) if ran else (lambda k: 0)
+	info(f'mutate: {done} mutant(s) in {fmt_time(total)}' +
+	     (f', {sum(spent) / len(spent):.0f} s per mutant (build {mean("build_seconds"):.0f} s, '
+	      f'guest {mean("guest_seconds"):.0f} s, races {mean("races_seconds"):.0f} s on '
+	      'average)' if spent else '') +
+	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
+	return 1 if any(r['status'] == 'survived' for r in results.values()) else 0
+
+
+# ------------------------------------------------------------ merge
+
+def merge(datas: List[dict]) -> dict:
+	"""One report from the JSON of shards of the same mutant set."""
+	if not datas:
+		raise Error('mutate-merge: no shard results given')
+	fp = {d['fingerprint'] for d in datas}
+	if len(fp) > 1:
+		raise Error('mutate-merge: the shards are of different mutant sets (tree, patches '
+			    f'or seed differ: fingerprints {", ".join(sorted(fp))})')
+	suites = {d.get('suite', '') for d in datas}
+	if len(suites) > 1:
+		raise Error('mutate-merge: the shards booted different suites (SUITE='
+			    f'{", ".join(repr(x) for x in sorted(suites))})')
+	counts = {d['shard_count'] for d in datas}
+	if len(counts) > 1:
+		raise Error(f'mutate-merge: shards of different N ({sorted(counts)})')
+	seen: Dict[str, dict] = {}
+	shards: List[int] = []
+	for d in datas:
+		for s in d['shards']:
+			if s in shards:
+				raise Error(f'mutate-merge: shard {s}/{d["shard_count"]} given twice')
+			shards.append(s)
+		for m in d['mutants']:
+			if m['name'] in seen:
+				raise Error(f'mutate-merge: {m["name"]} is in two shards')
+			seen[m['name']] = m
+	n = counts.pop()
+	missing = sorted(set(range(1, n + 1)) - set(shards))
+	first = datas[0]
+	out = dict(first, shards=sorted(shards), shard='merged',
+		   complete=all(d['complete'] for d in datas) and not missing,
+		   seconds=round(sum(d['seconds'] for d in datas), 1), missing_shards=missing)
+	# the generation order, as one run lists them
+	out['mutants'] = sorted(seen.values(), key=lambda m: m['index'])
+	return out
+
+
+def cmd_mutate_merge(args) -> int:
+	paths = list(args.files)
+	if not paths and os.path.isdir(MUTATE_DIR):
+		paths = sorted(os.path.join(MUTATE_DIR, n) for n in os.listdir(MUTATE_DIR)
+			       if re.match(r'^shard-\d+-of-\d+\.json$', n))
+	if not paths:
+		raise Error('mutate-merge: no shard results: give SHARDS="a.json b.json" or run '
+			    f'make mutate SHARD=i/N first (they go to {rel(MUTATE_DIR)}/)')
+	datas = []
+	for p in paths:
+		with open(p) as f:
+			try:
+				datas.append(json.load(f))
+			except ValueError as e:
+				raise Error(f'mutate-merge: {p} is not JSON ({e})')
+	out = merge(datas)
+	stem = os.path.join(MUTATE_DIR, 'merged')
+	text = write_reports(out, stem)
+	print(text)
+	if out['missing_shards']:
+		info(f'mutate-merge: shard(s) {", ".join(map(str, out["missing_shards"]))} of '
+		     f'{out["shard_count"]} missing: their mutants count nowhere')
+	info(f'mutate-merge: {len(paths)} shard file(s) -> {rel(stem)}.txt, .json, -junit.xml')
+	return 1 if any(m['status'] == 'survived' for m in out['mutants']) else 0
