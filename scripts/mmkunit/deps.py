@@ -6,6 +6,7 @@ import os
 import shutil
 from typing import List
 
+from . import arch
 from .common import Error, info, sh
 
 # command or header -> Debian package
@@ -31,7 +32,15 @@ DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
 	('/sbin/mkfs.ext4', 'e2fsprogs')]
 
 
-def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:
+def arch_deps() -> List:
+	"""DEPS and what the run's architecture adds (ARCH=arm64: the cross
+	compiler and qemu-system-aarch64)."""
+	return DEPS + list(arch.current().deps)
+
+
+def missing_packages(deps=None, which=shutil.which, exists=os.path.exists) -> List[str]:
+	if deps is None:
+		deps = arch_deps()
 	missing = []
 	for what, pkg in deps:
 		ok = exists(what) if what.startswith('/') else which(what) is not None
@@ -41,6 +50,7 @@ def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> Li
 
 
 def cmd_deps(_args) -> int:
+	arch.current()		# ARCH= is checked before anything is built
 	missing = missing_packages()
 	if not missing:
 		return 0

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
+from . import arch
 from .common import BUILD, count_line, info
 
 RESULTS = os.path.join(BUILD, 'results')
@@ -29,6 +30,9 @@ class Stage:
 	# the patch groups the tree was judged as carrying; None: nobody said
 	# (VARIANT=asis or SERIES= without APPLIED=), expected-before was off
 	applied: Optional[List[str]] = field(default_factory=list)
+	# the guest architecture of a kernel stage (x86_64, arm64); '' for a
+	# stage that boots no kernel (host tests, checkpatch)
+	arch: str = ''
 
 	@property
 	def counts(self) -> Dict[str, int]:
@@ -56,7 +60,8 @@ def exit_code(stages: List[Stage]) -> int:
 
 
 def summary(command: str, stages: List[Stage], seconds: float, code: int) -> dict:
-	out = {'command': command, 'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+	out = {'command': command, 'arch': arch.current().name,
+	       'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
 	       'seconds': round(seconds, 1), 'exit_code': code, 'counts': total(stages),
 	       'stages': []}
 	for s in stages:
@@ -86,7 +91,7 @@ def junit_xml(stages: List[Stage], seconds: float) -> str:
 				   skipped=str(c['skipped']), time=f'{s.seconds:.1f}',
 				   timestamp=s.started)
 		props = ET.SubElement(ts, 'properties')
-		for k in ('seconds', 'build_seconds', 'guest_seconds', 'out_dir'):
+		for k in ('seconds', 'build_seconds', 'guest_seconds', 'out_dir', 'arch'):
 			v = getattr(s, k)
 			if v is not None and v != '':
 				ET.SubElement(props, 'property', name=k,
