@@ -112,6 +112,7 @@ class TestQemuConfig(unittest.TestCase):
 	def test_virt_two_cpus_thp_memory(self):
 		p = self.cfg.QEMU_ARCH['extra_qemu_params']
 		self.assertEqual(p[p.index('-machine') + 1], 'virt')
+		self.assertTrue(p[p.index('-cpu') + 1].startswith('max'))
 		self.assertEqual(p[p.index('-smp') + 1], '2')
 		self.assertGreaterEqual(int(p[p.index('-m') + 1]), 2048)
 
