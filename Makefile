@@ -40,7 +40,9 @@
 # instead of waiting when another run holds build/), BUILD_TIMEOUT=<s>
 # (kernel build limit, default 3600), MMKUNIT_HEARTBEAT=<s> (progress line
 # during a silent build, default 60), DISTCC_HOSTS=... (compile ccache's
-# misses on those distcc hosts).
+# misses on those distcc hosts), ARCH=arm64 (run, test, bench and the
+# bench-* commands cross-built and booted on arm64 under QEMU; default
+# x86_64; docs/arm64.rst).
 #
 # Exit codes of scripts/mmkunit.py and selftests.py: 0 pass, 1 a test
 # failed, 2 the run could not be done, 3 the series does not apply (or
@@ -55,6 +57,8 @@ TIMEOUT ?= 0
 JOBS    ?= 0
 export KDIR LINUX_TARBALL SERIES APPLIED HOOKS KDIR_DEPTH FORCE NO_WAIT BUILD_TIMEOUT MMKUNIT_HEARTBEAT \
 	SERIES_BASE MMKUNIT_KCIDB_ORIGIN MMKUNIT_KCIDB_URL DISTCC_HOSTS
+# ARCH=arm64: the guest architecture of run, test, bench (docs/arm64.rst)
+export MMKUNIT_ARCH = $(ARCH)
 
 RUNOPTS := --timeout=$(TIMEOUT) --jobs=$(JOBS)
 BOOTS   ?=
@@ -92,7 +96,7 @@ test-debug: deps
 	@$(MMKUNIT) test --debug $(RUNOPTS)
 
 test-host:
-	@$(PYTHON) -m unittest discover -s scripts/tests -t . -v
+	@env -u ARCH -u MMKUNIT_ARCH $(PYTHON) -m unittest discover -s scripts/tests -t . -v
 
 install uninstall:
 	$(if $(KDIR),,$(error KDIR is required: make $@ KDIR=/path/to/your/linux-7.3))

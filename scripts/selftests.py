@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mmkunit import cli, judge, kernel, proc  # noqa: E402
+from mmkunit import arch, cli, judge, kernel, proc  # noqa: E402
 from mmkunit import tree as mmtree  # noqa: E402
 from mmkunit.common import BUILD, REPO, Error, default_jobs, info  # noqa: E402
 
@@ -811,6 +811,7 @@ def select(tests: List[dict], only: str, test_timeout: int = 0) -> List[dict]:
 
 
 def cmd_run(args) -> int:
+	arch.require_default('make selftests')
 	t0 = time.monotonic()
 	tests = select(read_test_list(), args.only, args.test_timeout)
 	if not tests:
@@ -832,6 +833,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
+	arch.require_default('make selftests-compare')
 	t0 = time.monotonic()
 	if args.a == args.b:
 		raise Error('A and B are the same kernel')

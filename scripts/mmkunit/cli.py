@@ -15,7 +15,7 @@ import sys
 import time
 from typing import Dict, List, Optional
 
-from . import deps, judge, kernel, mutate, proc, report, stages, thread, tree
+from . import arch, deps, judge, kernel, mutate, proc, report, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
 		     default_jobs, eprint, info, rel)
 from .lock import BuildLock
@@ -65,7 +65,7 @@ def cmd_run(args) -> int:
 
 def cmd_test(args) -> int:
 	t0 = time.monotonic()
-	sfx = '-debug' if args.debug else ''
+	sfx = ('-debug' if args.debug else '') + arch.current().suffix
 	ss = [stages.host_tests(), stages.checkpatch()]
 	variants = list(args.variants)
 	if 'nohooks' in variants and (tree.series_mbox() or args.debug or
@@ -84,7 +84,8 @@ def cmd_test(args) -> int:
 			# never a kernel an earlier build left.
 			if st.error:
 				ss.append(report.Stage(name='races' + sfx,
-						       error='not run: the series kernel did not build'))
+						       error='not run: the series kernel did not build',
+						       arch=arch.current().name))
 				info(f'races{sfx}: not run: the series kernel did not build')
 			else:
 				ss.append(stages.run_variant(v, debug=args.debug, jobs=args.jobs,
@@ -213,6 +214,7 @@ def module_ktap(console: str) -> str:
 def cmd_modules_run(args) -> int:
 	"""Build the tristate suites as modules against the series kernel, load
 	them from an initramfs in the guest and read their KTAP."""
+	arch.require_default('make modules-run')
 	if not os.path.exists(BUSYBOX):
 		raise Error(f'{BUSYBOX} missing: apt-get install busybox-static')
 	st = stages.run_variant('series', jobs=args.jobs, timeout=args.timeout,
@@ -311,7 +313,7 @@ def bench_mode() -> Dict[str, str]:
 	else:
 		info('bench: multi-threaded TCG (MMKUNIT_EXACT=0): wall time, moves by up to '
 		     '±20 % between boots')
-	return {'accel': accel, 'exact': 'yes' if exact else 'no'}
+	return {'accel': accel, 'exact': 'yes' if exact else 'no', 'arch': arch.current().name}
 
 
 def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
@@ -350,7 +352,7 @@ def bench_report(args: List[str], out_dir: str) -> int:
 
 def bench_dir(label: str) -> str:
 	d = os.path.join(BUILD, 'bench', time.strftime('%Y%m%d-%H%M%S') + '-' +
-			 label.replace(':', '-'))
+			 label.replace(':', '-') + arch.current().suffix)
 	os.makedirs(d, exist_ok=True)
 	return d
 

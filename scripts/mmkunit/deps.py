@@ -6,6 +6,7 @@ import os
 import shutil
 from typing import List
 
+from . import arch
 from .common import Error, info, sh
 
 # command or header -> Debian package
@@ -35,7 +36,15 @@ DEPS = [('gcc', 'gcc'), ('make', 'make'), ('flex', 'flex'), ('bison', 'bison'),
 	('/usr/lib/python3/dist-packages/jsonschema/__init__.py', 'python3-jsonschema')]
 
 
-def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> List[str]:
+def arch_deps() -> List:
+	"""DEPS and what the run's architecture adds (ARCH=arm64: the cross
+	compiler and qemu-system-aarch64)."""
+	return DEPS + list(arch.current().deps)
+
+
+def missing_packages(deps=None, which=shutil.which, exists=os.path.exists) -> List[str]:
+	if deps is None:
+		deps = arch_deps()
 	missing = []
 	for what, pkg in deps:
 		ok = exists(what) if what.startswith('/') else which(what) is not None
@@ -46,10 +55,11 @@ def missing_packages(deps=DEPS, which=shutil.which, exists=os.path.exists) -> Li
 
 def wanted() -> list:
 	"""DEPS, and distcc when DISTCC_HOSTS asks builds to use it."""
-	return DEPS + ([('distcc', 'distcc')] if os.environ.get('DISTCC_HOSTS', '').strip() else [])
+	return arch_deps() + ([('distcc', 'distcc')] if os.environ.get('DISTCC_HOSTS', '').strip() else [])
 
 
 def cmd_deps(_args) -> int:
+	arch.current()		# ARCH= is checked before anything is built
 	missing = missing_packages(wanted())
 	if not missing:
 		return 0

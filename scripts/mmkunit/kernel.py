@@ -11,11 +11,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, TextIO
 
-from . import proc
+from . import arch, proc
 from .common import REPO, Error, env_number, rel
-from .tree import QEMU_CONFIG
 
-IMAGE = 'arch/x86/boot/bzImage'
+IMAGE = 'arch/x86/boot/bzImage'	# x86_64's; image() is the run's architecture's
 BUSYBOX = '/bin/busybox'
 OBJ_COUNT = '.mmkunit-objects'
 
@@ -31,14 +30,22 @@ def ccache_env() -> Dict[str, str]:
 	return env
 
 
+def image() -> str:
+	"""The kernel image kunit.py builds and boots, relative to O=."""
+	return arch.current().image
+
+
 def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
 	      extra: List[str]) -> List[str]:
+	a = arch.current()
 	cmd = [sys.executable, os.path.join(tree, 'tools/testing/kunit/kunit.py'), sub,
 	       '--build_dir=' + out,
-	       '--qemu_config=' + os.path.join(tree, QEMU_CONFIG)]
+	       '--qemu_config=' + os.path.join(tree, a.qemu_config)]
+	if a.cross_compile:
+		cmd.append('--cross_compile=' + a.cross_compile)
 	if sub in ('config', 'build', 'run'):
 		cmd += ['--kunitconfig=' + os.path.join(tree, k) for k in kunitconfigs]
-		cmd += ['--make_options', 'CC=ccache gcc']
+		cmd += ['--make_options', 'CC=' + a.cc]
 	if sub in ('build', 'run'):
 		cmd += [f'--jobs={jobs}']
 	return cmd + extra
@@ -71,7 +78,7 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 	"""kunit.py config + build into @out; raise Error when either fails or
 	the build runs past BUILD_TIMEOUT.  The kernel image is removed first,
 	so a failed build can never leave an older kernel to boot."""
-	img = os.path.join(out, IMAGE)
+	img = os.path.join(out, image())
 	if os.path.exists(img):
 		os.unlink(img)
 	t0 = time.monotonic()
@@ -88,7 +95,7 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 		if r.rc != 0:
 			raise Error(f'{name}: kunit.py {sub} failed (exit {r.rc}); log: {rel(log.name)}')
 	if not os.path.isfile(img):
-		raise Error(f'{name}: kunit.py build left no {IMAGE}; log: {rel(log.name)}')
+		raise Error(f'{name}: kunit.py build left no {image()}; log: {rel(log.name)}')
 	try:
 		with open(os.path.join(out, OBJ_COUNT), 'w') as f:
 			f.write(str(count_objects(out)))
@@ -111,7 +118,7 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
 	(a second boot of the same kernel), the build dir's own test.log is
 	kept as it was."""
-	if not os.path.isfile(os.path.join(build_dir, IMAGE)):
+	if not os.path.isfile(os.path.join(build_dir, image())):
 		raise Error(f'{name}: no kernel in {rel(build_dir)} (its build failed or never ran)')
 	jsonpath = os.path.join(stage_dir, 'results.json')
 	guest_log = os.path.join(stage_dir, 'test.log')
@@ -141,14 +148,16 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 
 
 def load_qemu_config():
-	"""Load x86_64_mm.py (the repo's QEMU config) outside kunit_tool's
-	package, for its accelerator choice; undo the PATH change it makes."""
-	path = os.path.join(REPO, QEMU_CONFIG)
+	"""Load the repo's QEMU config of the run's architecture (x86_64_mm.py,
+	arm64_mm.py) outside kunit_tool's package, for its accelerator choice;
+	undo the PATH change it makes."""
+	a = arch.current()
+	path = os.path.join(REPO, a.qemu_config)
 	with open(path) as f:
 		src = f.read()
 	src = src.replace('from ..qemu_config import QemuArchParams',
 			  'QemuArchParams = lambda **kw: kw')
-	mod = type(sys)('x86_64_mm')
+	mod = type(sys)(os.path.basename(path)[:-3])
 	mod.__file__ = path
 	saved = dict(os.environ)
 	try:

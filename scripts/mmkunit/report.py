@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional
 
+from . import arch
 from .common import BUILD, count_line, info
 
 RESULTS = os.path.join(BUILD, 'results')
@@ -39,6 +40,9 @@ class Stage:
 	series: Optional[dict] = None
 	# what rebuilds the result: config, compiler, QEMU, patch ids, seeds
 	repro: dict = field(default_factory=dict)
+	# the guest architecture of a kernel stage (x86_64, arm64); '' for a
+	# stage that boots no kernel (host tests, checkpatch)
+	arch: str = ''
 
 	@property
 	def counts(self) -> Dict[str, int]:
@@ -95,7 +99,8 @@ def hook_line(stages: List[Stage]) -> str:
 
 def summary(command: str, stages: List[Stage], seconds: float, code: int) -> dict:
 	cases = [c for s in stages for c in s.cases]
-	out = {'command': command, 'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+	out = {'command': command, 'arch': arch.current().name,
+	       'finished': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
 	       'seconds': round(seconds, 1), 'exit_code': code, 'counts': total(stages),
 	       'skips': skip_counts(cases), 'stages': []}
 	for s in stages:
@@ -126,7 +131,7 @@ def junit_xml(stages: List[Stage], seconds: float) -> str:
 				   skipped=str(c['skipped']), time=f'{s.seconds:.1f}',
 				   timestamp=s.started)
 		props = ET.SubElement(ts, 'properties')
-		for k in ('seconds', 'build_seconds', 'guest_seconds', 'out_dir'):
+		for k in ('seconds', 'build_seconds', 'guest_seconds', 'out_dir', 'arch'):
 			v = getattr(s, k)
 			if v is not None and v != '':
 				ET.SubElement(props, 'property', name=k,

@@ -12,7 +12,7 @@ import time
 import unittest
 from typing import Dict, List, Optional, Tuple
 
-from . import expected, judge, kernel, repro, thread, tree
+from . import arch, expected, judge, kernel, repro, thread, tree
 from .common import BUILD, REPO, Error, default_jobs, env_number, info, rel
 from .report import Stage
 
@@ -44,13 +44,16 @@ def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int =
 	kernel built earlier in build/out/BUILD_NAME is only booted again
 	(the races stage of make test, bench-compare's later boots).
 	with_slow keeps KUNIT_CASE_SLOW cases; slow_only runs only them.
+	For an architecture other than x86_64 (ARCH=arm64) both names get its
+	suffix (series-arm64), and the stage records its architecture.
 	@kernel_args go to the guest's command line (the benchmarks'
 	mm_bench.* parameters)."""
-	sfx = '-debug' if debug else ''
+	a = arch.current()
+	sfx = ('-debug' if debug else '') + a.suffix
 	name = (name or variant.replace(':', '-')) + sfx
 	build_dir = out_dir(build_name + sfx if build_name else name)
 	stage = Stage(name=name, out_dir=rel(out_dir(name)), started=time.strftime('%Y-%m-%dT%H:%M:%S'),
-		      variant=variant)
+		      variant=variant, arch=a.name)
 	t0 = time.monotonic()
 	try:
 		_run_variant(stage, variant, debug, jobs, timeout, filter_glob,
@@ -104,7 +107,7 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	     + (f' of SERIES={mbox}' if mbox else '') + ('' if groups is None else
 	     f' ({tree.describe_groups(groups)})') + ', '
 	     + (f'build {rel(build_dir)}, ' if build else f'kernel of {rel(build_dir)}, ')
-	     + f'{jobs} jobs')
+	     + f'{jobs} jobs, {arch.current().name}')
 	if groups is None:
 		info(f'{name}: {tree.describe_groups(groups)}')
 	with open(logpath, 'w') as logf:
@@ -203,8 +206,14 @@ def host_tests() -> Stage:
 			info(f'host tools: no kernel tree for kunit_parser ({e})')
 	suite = unittest.defaultTestLoader.discover(os.path.join(REPO, 'scripts', 'tests'),
 						    top_level_dir=REPO)
-	result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
-					 resultclass=_Result).run(suite)
+	# The host tests are the same for every ARCH= (those of arm64 set it
+	# themselves): not the run's architecture
+	saved = {k: os.environ.pop(k) for k in ('ARCH', 'MMKUNIT_ARCH') if k in os.environ}
+	try:
+		result = unittest.TextTestRunner(stream=sys.stdout, verbosity=2,
+						 resultclass=_Result).run(suite)
+	finally:
+		os.environ.update(saved)
 	for t in result.passed:
 		stage.cases.append(judge.case(t, 'PASS', 'pass'))
 	for t, tb in result.failures + result.errors:

@@ -21,6 +21,7 @@ from .common import BUILD, GIT_ID, REPO, Error, info, rel, sh
 # Files of ours copied into the kernel tree, relative to the repo root.
 OVERLAY_DIRS = ['mm/tests', 'tools/testing/kunit/configs',
 		'tools/testing/kunit/qemu_configs']
+# x86_64's; arch.current().qemu_config is the run's architecture's
 QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
 DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
 # kunitconfigs of the functional suites, relative to the tree.

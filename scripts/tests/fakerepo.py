@@ -9,7 +9,8 @@ kunit.py (below) logs each call in tmp/ctl/calls and:
   config  writes .config;
   build   sleeps FAKE_BUILD_SLEEP seconds (with a child "sleep" whose pid goes
 	  to ctl/child.pid), fails when FAKE_BUILD_FAIL is set, else writes
-	  arch/x86/boot/bzImage holding FAKE_KERNEL_ID;
+	  arch/x86/boot/bzImage (arch/arm64/boot/Image with the arm64 QEMU
+	  config) holding FAKE_KERNEL_ID;
   exec    fails without a bzImage, logs the booted kernel id to ctl/booted,
 	  writes test.log (KTAP) and --json: suite "demo" with demo_pass and
 	  (FAKE_FAIL) demo_fail, or the race suite when the glob names it;
@@ -50,13 +51,15 @@ ctl = os.environ['FAKE_CTL']
 out = opts['build_dir']
 with open(os.path.join(ctl, 'calls'), 'a') as f:
 	f.write(f'{time.time():.3f} {os.getpid()} {sub} ' + ' '.join(args[1:]) + '\n')
-bz = os.path.join(out, 'arch/x86/boot/bzImage')
+bz = os.path.join(out, 'arch/arm64/boot/Image' if 'arm64' in opts.get('qemu_config', '')
+		  else 'arch/x86/boot/bzImage')
 if sub == 'config':
 	os.makedirs(out, exist_ok=True)
 	open(os.path.join(out, '.config'), 'w').close()
 	sys.exit(0)
 if sub == 'build':
-	print('fake build: make ARCH=x86_64 -j' + opts.get('jobs', '?'), flush=True)
+	print('fake build: make ARCH=' + ('arm64' if 'arm64' in bz else 'x86_64') + ' -j' +
+	      opts.get('jobs', '?'), flush=True)
 	if os.environ.get('FAKE_BUILD_SLEEP'):
 		child = subprocess.Popen(['sleep', '300'])
 		with open(os.path.join(ctl, 'child.pid'), 'w') as f:
@@ -199,7 +202,7 @@ class FakeRepo:
 
 	def env(self, **kw) -> dict:
 		env = {k: v for k, v in os.environ.items()
-		       if not k.startswith(('FAKE_', 'MMKUNIT_', 'FORCE', 'GIT_'))}
+		       if not k.startswith(('FAKE_', 'MMKUNIT_', 'FORCE', 'GIT_')) and k != 'ARCH'}
 		# MMKUNIT_EXPECTED=0: the fake kunit.py runs suite "demo", not the
 		# suites of mm/tests the missing-case check expects
 		env.update(KDIR=self.kdir, FAKE_CTL=self.ctl, MMKUNIT_NO_INSTALL='1',
