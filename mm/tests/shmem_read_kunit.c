@@ -649,7 +649,7 @@ static void shmem_read_sgp_noalloc_hole_enoent(struct kunit *test)
  * filemap_batch suite.
  */
 struct batch_bound {
-	const char *desc;
+	const char *desc;	/* one word, as KTAP names a parameter */
 	unsigned int layout;	/* in layouts[] */
 	pgoff_t need_pmd;	/* another index that must be in a PMD folio */
 	pgoff_t index, max;	/* the call */
@@ -663,21 +663,21 @@ struct batch_bound {
 #define PMD_PAGES		(PMD_BYTES >> PAGE_SHIFT)
 
 static const struct batch_bound batch_bounds[] = {
-	{ "index past max: an empty batch",
+	{ "index-past-max-empty",
 	  SMALL_WRITTEN, ULONG_MAX, 10, 9, 0, 0 },
-	{ "max the last index that fits: a full batch",
+	{ "max-last-index-that-fits-full-batch",
 	  SMALL_WRITTEN, ULONG_MAX, 0, FOLIO_BATCH_SIZE - 1,
 	  FOLIO_BATCH_SIZE, FOLIO_BATCH_SIZE - 1 },
-	{ "max one short of that: up to max",
+	{ "max-one-short-stops-at-max",
 	  SMALL_WRITTEN, ULONG_MAX, 0, FOLIO_BATCH_SIZE - 2,
 	  FOLIO_BATCH_SIZE - 1, FOLIO_BATCH_SIZE - 2 },
-	{ "a large folio crossing max: that folio alone",
+	{ "large-folio-crossing-max-alone",
 	  LARGE_WRITTEN, PMD_PAGES, 3, 100, 1, 0 },
-	{ "max on a large folio's last page: that folio alone",
+	{ "max-on-large-folio-last-page-alone",
 	  LARGE_WRITTEN, PMD_PAGES, 0, PMD_PAGES - 1, 1, 0 },
-	{ "max one past a large folio: the next folio too",
+	{ "max-one-past-large-folio-takes-next",
 	  LARGE_WRITTEN, PMD_PAGES, 0, PMD_PAGES, 2, PMD_PAGES },
-	{ "a folio that is not uptodate: the batch ends with it",
+	{ "not-uptodate-folio-ends-batch",
 	  SMALL_FALLOCATED, ULONG_MAX, 0, 20, 1, 0 },
 };
 
