@@ -22,13 +22,13 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
-#include <linux/pagewalk.h>
 #include <linux/sizes.h>
 #include <linux/swap.h>
 #include <linux/uaccess.h>
 #include <linux/vmstat.h>
 
 #include "mm_bench.h"
+#include "mm_kunit_helpers.h"
 
 #define SIZE_MIB	1024
 #define SIZE_BYTES	((unsigned long)SIZE_MIB * SZ_1M)
@@ -51,21 +51,11 @@ static int touch(unsigned long addr, unsigned long len, u8 val)
 /* How many HPAGE_PMD_SIZE steps of [addr, addr + len) are PMD-mapped THPs. */
 static unsigned long count_thps(unsigned long addr, unsigned long len)
 {
-	struct mm_struct *mm = current->mm;
 	unsigned long off, nr = 0;
 
-	mmap_read_lock(mm);
-	for (off = 0; off < len; off += HPAGE_PMD_SIZE) {
-		struct vm_area_struct *vma = vma_lookup(mm, addr + off);
-		struct folio_walk fw;
-
-		if (vma && folio_walk_start(&fw, vma, addr + off, 0)) {
-			if (fw.level == FW_LEVEL_PMD)
-				nr++;
-			folio_walk_end(&fw, vma);
-		}
-	}
-	mmap_read_unlock(mm);
+	for (off = 0; off < len; off += HPAGE_PMD_SIZE)
+		nr += mm_kunit_pmd_state(current->mm, addr + off) ==
+		      MM_KUNIT_PMD_HUGE;
 	return nr;
 }
 
@@ -100,7 +90,7 @@ static u64 reclaim_round(struct kunit *test, enum state state)
 	thps = count_thps(addr, SIZE_BYTES);
 	if (thps < SIZE_BYTES / HPAGE_PMD_SIZE) {
 		vm_munmap(map, SIZE_BYTES + HPAGE_PMD_SIZE);
-		kunit_skip(test, "only %lu of %lu THPs could be faulted in",
+		kunit_skip(test, "machine: only %lu of %lu THPs could be faulted in",
 			   thps, SIZE_BYTES / HPAGE_PMD_SIZE);
 	}
 	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, addr, SIZE_BYTES,

@@ -30,6 +30,7 @@
 #include <linux/vmstat.h>
 
 #include "../internal.h"
+#include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
 
 #define THP_SIZE	HPAGE_PMD_SIZE
@@ -45,8 +46,6 @@ struct lazyfree_ctx {
 	u8 *buf;			/* one CHUNK of scratch */
 };
 
-enum pmd_state { PMD_IS_NONE, PMD_IS_HUGE, PMD_IS_TABLE };
-
 /* Seeds of the first contents and of the rewrite: they differ at every byte */
 enum { SEED_FIRST = 1, SEED_REDIRTY = 2 };
 
@@ -57,63 +56,6 @@ static u8 want_at(struct lazyfree_ctx *ctx, unsigned long off)
 			 off >= ctx->redirtied && off < ctx->redirtied + CHUNK;
 
 	return mm_test_pattern(off, redirtied ? SEED_REDIRTY : SEED_FIRST);
-}
-
-static pmd_t *user_pmd(struct mm_struct *mm, unsigned long addr)
-{
-	pgd_t *pgd = pgd_offset(mm, addr);
-	p4d_t *p4d;
-	pud_t *pud;
-
-	if (pgd_none(pgdp_get(pgd)))
-		return NULL;
-	p4d = p4d_offset(pgd, addr);
-	if (p4d_none(p4dp_get(p4d)))
-		return NULL;
-	pud = pud_offset(p4d, addr);
-	if (pud_none(pudp_get(pud)) || !pud_present(pudp_get(pud)))
-		return NULL;
-	return pmd_offset(pud, addr);
-}
-
-/* How @addr is mapped right now: by a huge PMD, a PTE table, or not at all. */
-static enum pmd_state pmd_state_at(struct mm_struct *mm, unsigned long addr)
-{
-	enum pmd_state state = PMD_IS_NONE;
-	pmd_t *pmdp, pmd;
-
-	mmap_read_lock(mm);
-	pmdp = user_pmd(mm, addr);
-	if (pmdp) {
-		pmd = pmdp_get_lockless(pmdp);
-		if (pmd_present(pmd) && pmd_trans_huge(pmd))
-			state = PMD_IS_HUGE;
-		else if (!pmd_none(pmd) && pmd_present(pmd))
-			state = PMD_IS_TABLE;
-	}
-	mmap_read_unlock(mm);
-	return state;
-}
-
-/* The PMD-mapped folio at @addr with a reference held, or NULL. */
-static struct folio *get_pmd_folio(struct mm_struct *mm, unsigned long addr)
-{
-	struct folio *folio = NULL;
-	spinlock_t *ptl;	/* the PMD's page table lock */
-	pmd_t *pmdp;
-
-	mmap_read_lock(mm);
-	pmdp = user_pmd(mm, addr);
-	if (pmdp) {
-		ptl = pmd_lock(mm, pmdp);
-		if (pmd_present(*pmdp) && pmd_trans_huge(*pmdp)) {
-			folio = page_folio(pmd_page(*pmdp));
-			folio_get(folio);
-		}
-		spin_unlock(ptl);
-	}
-	mmap_read_unlock(mm);
-	return folio;
 }
 
 static unsigned long anon_rss(void)
@@ -195,8 +137,8 @@ static void fault_thp(struct kunit *test, struct lazyfree_ctx *ctx,
 	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
 					 MADV_HUGEPAGE), 0);
 	KUNIT_ASSERT_EQ(test, write_pattern(ctx, 0, THP_SIZE, SEED_FIRST), 0);
-	if (pmd_state_at(current->mm, ctx->addr) != PMD_IS_HUGE)
-		kunit_skip(test, "no PMD-mapped THP after the fault (THP off or no free 2 MiB)");
+	if (mm_kunit_pmd_state(current->mm, ctx->addr) != MM_KUNIT_PMD_HUGE)
+		kunit_skip(test, "machine: no PMD-mapped THP after the fault (THP off or no free 2 MiB)");
 	/* Newly faulted folios sit in per-CPU batches until drained. */
 	lru_add_drain_all();
 }
@@ -211,7 +153,7 @@ static void make_lazyfree(struct kunit *test, struct lazyfree_ctx *ctx)
 					 MADV_FREE), 0);
 	/* folio_mark_lazyfree() moves the folio through a per-CPU batch. */
 	lru_add_drain_all();
-	folio = get_pmd_folio(current->mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "MADV_FREE lost the PMD mapping");
 	lazyfree = folio_test_lazyfree(folio);
 	folio_put(folio);
@@ -228,7 +170,7 @@ static void pageout(struct kunit *test, struct lazyfree_ctx *ctx)
 /* The THP survived reclaim: still PMD-mapped, no split, nothing freed. */
 static void expect_kept_whole(struct kunit *test, struct lazyfree_ctx *ctx)
 {
-	KUNIT_EXPECT_EQ_MSG(test, pmd_state_at(current->mm, ctx->addr), PMD_IS_HUGE,
+	KUNIT_EXPECT_EQ_MSG(test, mm_kunit_pmd_state(current->mm, ctx->addr), MM_KUNIT_PMD_HUGE,
 			    "the THP lost its PMD mapping");
 	KUNIT_EXPECT_EQ(test, event_delta(ctx, THP_SPLIT_PMD), 0);
 	KUNIT_EXPECT_EQ(test, event_delta(ctx, PGLAZYFREED), 0);
@@ -240,7 +182,7 @@ static void expect_unmapped_whole(struct kunit *test, struct lazyfree_ctx *ctx)
 {
 	KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, THP_SPLIT_PMD), 0,
 			    "the PMD was split before the discard");
-	KUNIT_EXPECT_EQ_MSG(test, pmd_state_at(current->mm, ctx->addr), PMD_IS_NONE,
+	KUNIT_EXPECT_EQ_MSG(test, mm_kunit_pmd_state(current->mm, ctx->addr), MM_KUNIT_PMD_NONE,
 			    "a mapping or page table is left at the THP's address");
 	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
 			    "anon RSS did not drop by 2 MiB");
@@ -283,7 +225,7 @@ static void lazyfree_thp_redirtied_kept(struct kunit *test)
 	snapshot(ctx);
 	pageout(test, ctx);
 	expect_kept_whole(test, ctx);
-	folio = get_pmd_folio(current->mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	if (folio) {
 		KUNIT_EXPECT_TRUE_MSG(test, folio_test_swapbacked(folio),
 				      "a redirtied lazyfree THP must be swapbacked again");
@@ -325,7 +267,7 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpin_action,
 								pinned), 0);
 	} else {
-		held = get_pmd_folio(current->mm, ctx->addr);
+		held = mm_kunit_pmd_folio(current->mm, ctx->addr);
 		KUNIT_ASSERT_NOT_NULL(test, held);
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
 								held), 0);
@@ -333,7 +275,7 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 	snapshot(ctx);
 	pageout(test, ctx);
 	expect_kept_whole(test, ctx);
-	folio = get_pmd_folio(current->mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	if (folio) {
 		KUNIT_EXPECT_TRUE(test, folio_test_lazyfree(folio));
 		folio_put(folio);
@@ -358,7 +300,7 @@ static void lock_mapping(struct kunit *test, struct lazyfree_ctx *ctx,
 	struct vm_area_struct *vma;
 	struct folio *folio;
 
-	folio = get_pmd_folio(mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	mmap_write_lock(mm);
 	vma = vma_lookup(mm, ctx->addr);
@@ -379,7 +321,7 @@ static void lock_mapping(struct kunit *test, struct lazyfree_ctx *ctx,
 /* Hand the PMD-mapped folio to reclaim_pages(), as MADV_PAGEOUT would. */
 static void reclaim_folio(struct kunit *test, struct lazyfree_ctx *ctx)
 {
-	struct folio *folio = get_pmd_folio(current->mm, ctx->addr);
+	struct folio *folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	LIST_HEAD(list);
 	bool isolated;
 
@@ -395,7 +337,7 @@ static void reclaim_folio(struct kunit *test, struct lazyfree_ctx *ctx)
 /* The PMD-mapped folio is mlocked. */
 static void expect_mlocked(struct kunit *test, struct lazyfree_ctx *ctx)
 {
-	struct folio *folio = get_pmd_folio(current->mm, ctx->addr);
+	struct folio *folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	KUNIT_EXPECT_TRUE_MSG(test, folio_test_mlocked(folio),
@@ -419,7 +361,7 @@ static void lazyfree_thp_mlocked_kept(struct kunit *test)
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
 	lock_mapping(test, ctx, true);
-	folio = get_pmd_folio(current->mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	KUNIT_EXPECT_TRUE(test, folio_test_mlocked(folio));
 	KUNIT_EXPECT_TRUE(test, folio_test_unevictable(folio));
@@ -467,11 +409,11 @@ static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 
 	mmap_read_lock(mm);
 	vma = vma_lookup(mm, ctx->addr);
-	pmdp = user_pmd(mm, ctx->addr);
+	pmdp = mm_kunit_user_pmd(mm, ctx->addr);
 	if (vma && pmdp)
 		split_huge_pmd(vma, pmdp, ctx->addr);
 	mmap_read_unlock(mm);
-	KUNIT_ASSERT_EQ_MSG(test, pmd_state_at(mm, ctx->addr), PMD_IS_TABLE,
+	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_pmd_state(mm, ctx->addr), MM_KUNIT_PMD_TABLE,
 			    "could not split the PMD");
 
 	KUNIT_ASSERT_EQ(test, do_madvise(mm, ctx->addr, THP_SIZE, MADV_FREE), 0);
@@ -498,9 +440,9 @@ static void lazyfree_thp_droppable_dirty_discarded(struct kunit *test)
 	bool lazyfree;
 
 	if (!IS_ENABLED(CONFIG_64BIT))
-		kunit_skip(test, "MAP_DROPPABLE needs a 64-bit kernel");
+		kunit_skip(test, "config: CONFIG_64BIT=n: MAP_DROPPABLE needs a 64-bit kernel");
 	fault_thp(test, ctx, MAP_DROPPABLE | MAP_ANONYMOUS);
-	folio = get_pmd_folio(current->mm, ctx->addr);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	lazyfree = folio_test_lazyfree(folio);
 	folio_put(folio);

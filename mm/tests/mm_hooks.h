@@ -97,4 +97,13 @@ static inline unsigned long rcu_free_nr_queued(void) { return 0; }
 static inline unsigned long rcu_free_nr_early(void) { return 0; }
 #endif
 
+/* shmem_read: 7.3's filemap_get_read_batch() is static */
+#if !MM_HOOK(FILEMAP_GET_READ_BATCH)
+struct address_space;
+struct folio_batch;
+static inline void filemap_get_read_batch(struct address_space *mapping,
+					  pgoff_t index, pgoff_t max,
+					  struct folio_batch *fbatch) { }
+#endif
+
 #endif /* MM_TESTS_MM_HOOKS_H */
