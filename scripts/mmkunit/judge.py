@@ -104,7 +104,8 @@ HOOK_ABSENT = 'hook absent: '
 SKIP_KINDS = (('hook absent: ', 'hook'), ('config: ', 'config'),
 	      ('not applied: ', 'not-applied'), ('machine: ', 'machine'))
 
-_RESULT_RE = re.compile(r'^(\s*)(?:not )?ok \d+ (\S+)(?:\s+#\s*SKIP\s*(.*))?$')
+# a result line; a parameter's name may hold spaces
+_RESULT_RE = re.compile(r'^(\s*)(?:not )?ok \d+ (.*?)(?:\s+#\s*SKIP\b\s*(.*))?$')
 _SUBTEST_RE = re.compile(r'^(\s*)# Subtest: (\S+)')
 
 

@@ -110,7 +110,7 @@ LOG = """[    1.000000] KTAP version 1
 [    1.000000]         KTAP version 1
 [    1.000000]         # Subtest: demo_param
 [    1.000000]         # demo_param: hook absent: rcu_free_nr_early() (the grace-period check): the check not checked
-[    1.000000]         ok 1 order-0
+[    1.000000]         ok 1 order 0, small
 [    1.000000]         ok 2 order-2
 [    1.000000]     ok 4 demo_param
 [    1.000000] ok 1 demo
@@ -121,7 +121,7 @@ class TestJudgeHooks(unittest.TestCase):
 	CASES = [judge.case('demo.demo_bytes', 'PASS', 'pass'),
 		 judge.case('demo.demo_hold', 'SKIP', 'skip'),
 		 judge.case('demo.demo_cfg', 'SKIP', 'skip'),
-		 judge.case('demo.demo_param.order-0', 'PASS', 'pass'),
+		 judge.case('demo.demo_param.order 0, small', 'PASS', 'pass'),
 		 judge.case('demo.demo_param.order-2', 'PASS', 'pass')]
 
 	def judged(self, required):
@@ -136,7 +136,7 @@ class TestJudgeHooks(unittest.TestCase):
 		self.assertEqual(c['demo.demo_bytes']['verdict'], 'pass')
 		self.assertEqual(len(c['demo.demo_bytes']['hook_parts']), 1)
 		self.assertIn('hook absent', c['demo.demo_bytes']['reason'])
-		self.assertEqual(len(c['demo.demo_param.order-0']['hook_parts']), 1)
+		self.assertEqual(len(c['demo.demo_param.order 0, small']['hook_parts']), 1)
 		self.assertNotIn('hook_parts', c['demo.demo_param.order-2'])
 		sk = report.skip_counts(list(c.values()))
 		self.assertEqual((sk['hook'], sk['config'], sk['hook_parts']), (1, 1, 2))
