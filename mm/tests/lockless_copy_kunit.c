@@ -504,33 +504,50 @@ static void lockless_copy_skip_mark_accessed_changes_nothing(struct kunit *test)
 
 /* ------------------------------------------------------------ hwpoison */
 
+/* A tmpfs file with a poisoned page: in a PMD-size folio or alone */
+struct hwpoison_case {
+	const char *name;
+	enum lr_kind kind;
+};
+
+static const struct hwpoison_case hwpoison_cases[] = {
+	{ "page of a PMD folio without PG_has_hwpoisoned", LR_TMPFS_HUGE },
+	{ "order-0 folio", LR_TMPFS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(hwpoison, hwpoison_cases, name);
+
 /*
- * Patch 14: in a hot PMD-size tmpfs folio, a page with PG_hwpoison whose
+ * Patches 13, 14: in a hot tmpfs file, a page with PG_hwpoison is not
+ * copied without a reference; the read of it fails as shmem's own path
+ * fails it, and the page before it is read.  In a PMD-size folio the
  * folio lacks PG_has_hwpoisoned (as while a split runs: it clears the
- * folio's flag before the new folios get theirs) is not copied without a
- * reference; the read of it fails as shmem's own path fails it, and the
- * page before it is read.  The flag is set and cleared by hand.
+ * folio's flag before the new folios get theirs).  The flag is set and
+ * cleared by hand.
  */
 static void lockless_copy_hwpoison_page_not_read(struct kunit *test)
 {
+	const struct hwpoison_case *c = test->param_value;
 	struct lr_file *lf;
-	struct folio *folio;
+	struct page *page;
 	ssize_t at, before;
 
 	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
 		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off (no PG_hwpoison)");
-	lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_2M);
+	lf = lr_file_create(test, c->kind, SZ_2M);
 	lr_file_write(test, lf, 0, lf->size, 6);
-	lr_need_pmd_folio(test, lf, 0);
+	if (c->kind == LR_TMPFS_HUGE)
+		lr_need_pmd_folio(test, lf, 0);
 	lr_make_hot(test, lf);
-	folio = filemap_get_folio(lf->file->f_mapping, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	SetPageHWPoison(folio_page(folio, 5));
+	page = find_get_page(lf->file->f_mapping, 5);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	SetPageHWPoison(page);
 	at = lr_read_at(lf->file, 5 * PAGE_SIZE, 16);
 	before = lr_read_at(lf->file, 4 * PAGE_SIZE, 16);
-	ClearPageHWPoison(folio_page(folio, 5));
-	folio_put(folio);
-	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "the page with PG_hwpoison was read");
+	ClearPageHWPoison(page);
+	put_page(page);
+	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "%s: the page with PG_hwpoison was read",
+			    c->name);
 	KUNIT_EXPECT_EQ(test, before, 16);
 }
 
@@ -560,7 +577,8 @@ static struct kunit_case lockless_copy_cases[] = {
 	KUNIT_CASE(lockless_copy_in_slot_past_split_node),
 	KUNIT_CASE_PARAM(lockless_copy_skip_mark_accessed_changes_nothing,
 			 lru_mode_gen_params),
-	KUNIT_CASE(lockless_copy_hwpoison_page_not_read),
+	KUNIT_CASE_PARAM(lockless_copy_hwpoison_page_not_read,
+			 hwpoison_gen_params),
 	{}
 };
 

@@ -45,7 +45,8 @@
 static inline void lr_require_rcu_free(struct kunit *test)
 {
 	if (!IS_ENABLED(CONFIG_PAGE_RCU_FREE))
-		kunit_skip(test, "not applied: rcu-free (no CONFIG_PAGE_RCU_FREE: this kernel has no PG_rcu_free)");
+		kunit_skip(test,
+			   "not applied: rcu-free (no CONFIG_PAGE_RCU_FREE: no PG_rcu_free)");
 }
 
 enum lr_kind { LR_TMPFS, LR_TMPFS_HUGE, LR_RAMFS };

@@ -163,7 +163,8 @@ static void lockless_read_shmem_reread_marks_deactivated(struct kunit *test)
 	unsigned int i;
 
 	if (lru_gen_enabled())
-		kunit_skip(test, "machine: the multi-gen LRU is on; the case needs the classic LRU (MGLRU ages folios differently)");
+		kunit_skip(test,
+			   "machine: the multi-gen LRU is on; the case needs the classic LRU");
 	lr_file_write(test, lf, 0, lf->size, 9);
 	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
@@ -385,11 +386,16 @@ static const loff_t read_offs[] = {
 	READ_FILE_SIZE - 100, READ_FILE_SIZE,
 };
 
+/* A prev_pos no read of the bytes case ends at */
+#define READ_SENTINEL	((loff_t)1)
+
 /*
  * One read of @len at @off, checked against the file and, when the case
  * counts (@counted), against the counts of lockless copies: all of the
- * bytes with the switch on (@lockless), none with it off.  false on a
- * failure.
+ * bytes with the switch on (@lockless), none with it off.  On ramfs the
+ * file is FMODE_RANDOM, and a read not cut short by EOF keeps prev_pos if
+ * it was done whole without references, else stores it (patch 15): a
+ * proof of the path that needs no tracepoint.  false on a failure.
  */
 static bool read_one(struct kunit *test, struct reader *r, bool counted,
 		     struct lr_file *lf, enum lr_iter iter, bool lockless,
@@ -404,12 +410,22 @@ static bool read_one(struct kunit *test, struct reader *r, bool counted,
 
 	snprintf(what, sizeof(what), "switch %s, %zu at %lld",
 		 lockless ? "on" : "off", len, off);
+	lf->file->f_ra.prev_pos = READ_SENTINEL;
 	lr_now(test, &s0);
 	n = reader_read(test, r, lf->file, iter, off, len);
 	lr_now(test, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)want, "%s", what);
 	if (n != (ssize_t)want || check_bytes(test, r, lf, what, off, n))
 		return false;
+	if ((lf->file->f_mode & FMODE_RANDOM) && want == len) {
+		loff_t pos = lockless ? READ_SENTINEL : off + (loff_t)want;
+
+		KUNIT_EXPECT_EQ_MSG(test, lf->file->f_ra.prev_pos, pos,
+				    "%s: FMODE_RANDOM prev_pos (kept only after a read done whole without references)",
+				    what);
+		if (lf->file->f_ra.prev_pos != pos)
+			return false;
+	}
 	if (!counted)
 		return true;
 	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, bytes,
@@ -440,6 +456,8 @@ static void lockless_read_bytes(struct kunit *test)
 		lr_need_pmd_folio(test, lf, 0);
 	lr_make_hot(test, lf);
 	counted = lr_watch(test, lf, "bytes and RCU sections copied without a reference");
+	if (c->fs == LR_RAMFS)
+		lf->file->f_mode |= FMODE_RANDOM;
 
 	for (sw = 0; sw < 2; sw++) {
 		lr_switch(test, sw == 0);
@@ -563,8 +581,8 @@ static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 	 */
 	for (i = 0; i < 16; i++) {
 		lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-		lr_alternate_reads(test, lf->file, 2 * PAGE_SIZE, 4 * PAGE_SIZE,
-				1, 16);
+		lr_alternate_reads(test, lf->file, 2 * PAGE_SIZE,
+				   4 * PAGE_SIZE, 1, 16);
 		KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
 						  PAGE_SIZE + 100,
 						  2 * PAGE_SIZE),
@@ -618,7 +636,8 @@ static void lockless_read_switch(struct kunit *test)
 	lr_switch(test, c->on);
 	KUNIT_EXPECT_EQ(test, lr_switch_get(test), c->on);
 
-	counted = lr_watch(test, lf, "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
+	counted = lr_watch(test, lf,
+			   "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
 	lf->file->f_mode |= FMODE_RANDOM;
 	lr_now(test, &s0);
 	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf->file, sentinel),
@@ -628,6 +647,45 @@ static void lockless_read_switch(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, c->on ? 16UL : 0UL,
 				    "%s: bytes copied without a reference",
 				    c->name);
+}
+
+/* The file system a case reads from */
+struct fs_case {
+	const char *name;
+	enum lr_kind kind;
+};
+
+static const struct fs_case fs_cases[] = {
+	{ "tmpfs", LR_TMPFS },
+	{ "ramfs", LR_RAMFS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(fs, fs_cases, name);
+
+/*
+ * Patches 13, 17: a hot folio whose PG_rcu_free was cleared (by hand here)
+ * is not copied without a reference: a read that enters it takes the slow
+ * path, which finds it hot and flags it again.  A copy without a reference
+ * would leave it unflagged, and free to be freed under a reader.
+ */
+static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
+{
+	const struct fs_case *c = test->param_value;
+	struct lr_file *lf = lr_file_create(test, c->kind, 2 * PAGE_SIZE);
+	struct folio *folio;
+
+	lr_file_write(test, lf, 0, lf->size, 11);
+	lr_make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_clear_rcu_free(folio);
+	folio_put(folio);
+	/* The last read ends in folio 1, so the next enters folio 0 */
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
+			      "%s: the unflagged folio was read without a reference",
+			      c->name);
 }
 
 /* How the ABA case lets go of the file while a reader may hold its folio */
@@ -651,19 +709,23 @@ static void hold_release(void *unused)
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
  * file is truncated, or deleted and its inode evicted.  Its free must stay
- * deferred: with the grace period held back (rcu_free_hold(), a hook of
- * ours: without it the case skips) the page is neither free nor in use
- * again afterwards.  Fails if eviction or truncation clears PG_rcu_free
- * before the free.
+ * deferred: the page is neither free nor in use again while no grace
+ * period has ended since.  Fails if eviction or truncation clears
+ * PG_rcu_free before the free.  With rcu_free_hold() (a hook of ours) the
+ * grace period is held back and the case always decides; without it, it
+ * decides when no grace period ended between the last reference and the
+ * look at the page (poll_state_synchronize_rcu_full()), and else skips.
  */
 static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 {
 	const struct aba_case *c = test->param_value;
+	struct rcu_gp_seq gp;
 	struct folio *folio;
 	struct lr_file *lf;
 	struct page *page;
+	bool hold, buddy;
+	int ref;
 
-	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
 	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	lr_file_write(test, lf, 0, lf->size, 10);
 	lr_make_hot(test, lf);
@@ -673,18 +735,33 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 	folio_put(folio);
 
 	lru_add_drain_all();
-	rcu_free_hold();
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, hold_release,
-							NULL), 0);
+	hold = mm_hook(test, RCU_FREE_HOLD, "the hold of the grace period");
+	if (hold) {
+		rcu_free_hold();
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+								hold_release,
+								NULL), 0);
+	}
+	get_state_synchronize_rcu_full(&gp);
 	if (c->evict)
 		lr_file_drop(test, lf);
 	else
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
-	/* A page freed at once would be on a per-CPU list: move it to buddy */
+	/*
+	 * A page freed at once would be on a per-CPU list: move it to buddy,
+	 * where it may merge into a larger free block (not PageBuddy itself)
+	 */
 	drain_all_pages(NULL);
-	KUNIT_EXPECT_FALSE_MSG(test, PageBuddy(page),
-			       "%s: flagged folio freed at once", c->name);
-	KUNIT_EXPECT_EQ_MSG(test, page_ref_count(page), 0,
+	buddy = is_free_buddy_page(page);
+	ref = page_ref_count(page);
+	/* After the look: no grace period before it either */
+	if (!hold && poll_state_synchronize_rcu_full(&gp))
+		kunit_skip(test, MM_HOOK_ABSENT
+			   "%s: a grace period ended before the page was looked at",
+			   mm_hook_name_RCU_FREE_HOLD);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "%s: flagged folio freed at once",
+			       c->name);
+	KUNIT_EXPECT_EQ_MSG(test, ref, 0,
 			    "%s: page in use again (or never freed)", c->name);
 }
 
@@ -737,6 +814,8 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_read_clears_idle),
 	KUNIT_CASE(lockless_read_shmem_falloc_and_holes),
 	KUNIT_CASE_PARAM(lockless_read_switch, switch_gen_params),
+	KUNIT_CASE_PARAM(lockless_read_unflagged_folio_not_copied,
+			 fs_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_evicted_folio_free_deferred,
 			 aba_gen_params),
 	{}
