@@ -98,17 +98,12 @@ static inline unsigned long rcu_free_nr_early(void) { return 0; }
 #endif
 
 /*
- * The lockless_read and lockless_copy suites: the exports they unit-test
- * (rcu-free patches 13 and 14 of ours; static in the seed), and
- * folio_may_skip_mark_accessed(), the helper of our patch 13 that decides
- * when a read without references may leave folio_mark_accessed() out.
- * Stand-ins where absent: never called.
+ * The lockless_copy suite: the exports it unit-tests (static in the
+ * seed).  Stand-ins where absent: never called.
  */
 #include <linux/mm_types.h>
 #include <linux/xarray.h>
 
-#define mm_hook_name_FOLIO_MAY_SKIP_MARK_ACCESSED \
-	"folio_may_skip_mark_accessed() in mm/internal.h"
 #if !MM_HOOK(FILEMAP_READ_RCU_CAN_COPY)
 static inline bool filemap_read_rcu_can_copy(struct folio *folio,
 					     pgoff_t index)
@@ -127,12 +122,6 @@ static inline struct folio *filemap_read_rcu_lookup(struct xa_state *xas,
 static inline bool filemap_read_rcu_in_slot(struct xa_state *xas,
 					    pgoff_t index,
 					    struct folio *folio)
-{
-	return false;
-}
-#endif
-#if !MM_HOOK(FOLIO_MAY_SKIP_MARK_ACCESSED)
-static inline bool folio_may_skip_mark_accessed(struct folio *folio)
 {
 	return false;
 }
