@@ -3,7 +3,9 @@
  * Files with a known pattern, the debugfs lockless_page_cache_read switch
  * and the count of what reads copied without folio references (from the
  * mm_filemap_read_rcu tracepoint), shared by the lockless_read suites and
- * the pread16 and shmem_read benchmarks.
+ * the pread16 and shmem_read benchmarks; for the suites also what a kernel
+ * has of the rcu-free series (stand-ins where it has none), how reads make
+ * folios hot, and the suite-wide probe each case filters by its files.
  */
 #ifndef MM_TESTS_LOCKLESS_READ_H
 #define MM_TESTS_LOCKLESS_READ_H
@@ -17,10 +19,35 @@
 #include <linux/ramfs.h>
 #include <linux/mman.h>
 #include <linux/shmem_fs.h>
+#include <linux/swap.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
+#include "../page_alloc.h"
+#include "mm_hooks.h"
 #include "mm_test_util.h"
+
+/* ---------------------------------------------------------- the feature */
+
+/*
+ * PG_rcu_free is the series' (rcu-free patch 1, CONFIG_PAGE_RCU_FREE):
+ * without it (7.3) these stand-ins let the suites build, and every case
+ * skips before it gets to them (lr_require_rcu_free()).
+ */
+#ifndef CONFIG_PAGE_RCU_FREE
+#define folio_test_rcu_free(folio)	((void)(folio), false)
+#define folio_set_rcu_free(folio)	((void)(folio))
+#define folio_clear_rcu_free(folio)	((void)(folio))
+#endif
+
+/* The top of every case: skip, saying so, on a kernel without rcu-free */
+static inline void lr_require_rcu_free(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_PAGE_RCU_FREE))
+		kunit_skip(test,
+			   "not applied: rcu-free (no CONFIG_PAGE_RCU_FREE: no PG_rcu_free)");
+}
 
 enum lr_kind { LR_TMPFS, LR_TMPFS_HUGE, LR_RAMFS };
 
@@ -284,7 +311,7 @@ static inline int lr_switch_get(struct kunit *test)
 
 /* ------------------------------------------------- mm_filemap_read_rcu */
 
-#define LR_TRACEPOINT	"mm_filemap_read_rcu"
+#define LR_TRACEPOINT	MM_HOOK_TRACE_FILEMAP_READ_RCU
 
 /*
  * What reads copied without folio references while a case counts: the
@@ -313,9 +340,9 @@ static inline void lr_count_probe(void *data, struct address_space *mapping,
 }
 
 /*
- * Count from now until the case ends (a KUnit action detaches the probe,
- * also when an assertion ends the case early).  Fails the case on a
- * kernel without the tracepoint.
+ * For the benchmarks: count from now until the case ends (a KUnit action
+ * detaches the probe, also when an assertion ends the case early).  Fails
+ * the case on a kernel without the tracepoint.
  */
 static inline struct lr_count *lr_count_start(struct kunit *test)
 {
@@ -332,6 +359,195 @@ static inline void lr_count_now(struct lr_count *c, struct lr_stat *s)
 {
 	s->sections = atomic_long_read(&c->sections);
 	s->bytes = atomic_long_read(&c->bytes);
+}
+
+/*
+ * The suites' probe: one for the whole suite, attached in .suite_init (as
+ * kfence_test attaches its console probe), counting only the reads of the
+ * files the running case watches (lr_watch()); .init points test->priv at
+ * it and clears it.  The tracepoint is a hook of ours: without it, what a
+ * case would have read from it is skipped, named, and the rest decides.
+ */
+#define LR_WATCH_MAX	2
+
+struct lr_trace {
+	struct tracepoint *tp;		/* NULL: no mm_filemap_read_rcu */
+	struct address_space *watch[LR_WATCH_MAX];
+	struct lr_count count;
+};
+
+static inline void lr_trace_probe(void *data, struct address_space *mapping,
+				  pgoff_t index, size_t bytes)
+{
+	struct lr_trace *t = data;
+	unsigned int i;
+
+	for (i = 0; i < LR_WATCH_MAX; i++)
+		if (READ_ONCE(t->watch[i]) == mapping)
+			lr_count_probe(&t->count, mapping, index, bytes);
+}
+
+/* .suite_init: attach the probe if the kernel has the tracepoint */
+static inline int lr_trace_suite_init(struct lr_trace *t)
+{
+	struct mm_test_probe p = { .name = LR_TRACEPOINT };
+
+	for_each_kernel_tracepoint(mm_test_probe_find, &p);
+	t->tp = p.tp;
+	return t->tp ? tracepoint_probe_register(t->tp, lr_trace_probe, t) : 0;
+}
+
+static inline void lr_trace_suite_exit(struct lr_trace *t)
+{
+	if (!t->tp)
+		return;
+	tracepoint_probe_unregister(t->tp, lr_trace_probe, t);
+	tracepoint_synchronize_unregister();
+	t->tp = NULL;
+}
+
+/* .init: nothing watched, nothing counted, test->priv the probe's data */
+static inline void lr_trace_case_init(struct kunit *test, struct lr_trace *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < LR_WATCH_MAX; i++)
+		WRITE_ONCE(t->watch[i], NULL);
+	atomic_long_set(&t->count.sections, 0);
+	atomic_long_set(&t->count.bytes, 0);
+	test->priv = t;
+}
+
+/*
+ * Count the copies without references from reads of @lf from now on, for
+ * the part of the case @part says; false, logged as a skipped part that
+ * names the tracepoint, on a kernel without it.
+ */
+static inline bool lr_watch(struct kunit *test, struct lr_file *lf,
+			    const char *part)
+{
+	struct lr_trace *t = test->priv;
+	unsigned int i;
+
+	if (!mm_hook_trace(test, t->tp, LR_TRACEPOINT, part))
+		return false;
+	for (i = 0; i < LR_WATCH_MAX && t->watch[i]; i++)
+		if (t->watch[i] == lf->file->f_mapping)
+			return true;
+	KUNIT_ASSERT_LT(test, i, LR_WATCH_MAX);
+	WRITE_ONCE(t->watch[i], lf->file->f_mapping);
+	return true;
+}
+
+/* What the watched reads copied without references so far */
+static inline void lr_now(struct kunit *test, struct lr_stat *s)
+{
+	struct lr_trace *t = test->priv;
+
+	lr_count_now(&t->count, s);
+}
+
+/*
+ * Wait until what the case left waiting for a grace period is freed: with
+ * our rcu_free_wait_grace() (a hook), else a grace period at least.
+ */
+static inline void lr_wait_deferred(void)
+{
+	if (MM_HOOK(RCU_FREE_HOLD))
+		rcu_free_wait_grace();
+	else
+		synchronize_rcu();
+}
+
+/* ------------------------------------------------------- hot folios */
+
+/* Is the folio at @index flagged?  false for a hole */
+static inline bool lr_index_flagged(struct file *file, pgoff_t index)
+{
+	struct folio *folio = filemap_get_folio(file->f_mapping, index);
+	bool ret;
+
+	if (IS_ERR(folio))
+		return false;
+	ret = folio_test_rcu_free(folio);
+	folio_put(folio);
+	return ret;
+}
+
+/* Pages of flagged folios in [0, @nr_pages) */
+static inline unsigned long lr_pages_flagged(struct file *file,
+					     pgoff_t nr_pages)
+{
+	unsigned long nr = 0;
+	pgoff_t index = 0;
+
+	while (index < nr_pages) {
+		struct folio *folio = filemap_get_folio(file->f_mapping, index);
+
+		if (IS_ERR(folio)) {
+			index++;
+			continue;
+		}
+		if (folio_test_rcu_free(folio))
+			nr += folio_nr_pages(folio);
+		index = folio_next_index(folio);
+		folio_put(folio);
+	}
+	return nr;
+}
+
+/* @len (at most 64) bytes read at @off through a kvec, to a scratch buffer */
+static inline ssize_t lr_read_at(struct file *file, loff_t off, size_t len)
+{
+	u8 scratch[64];
+	loff_t pos = off;
+
+	return kernel_read(file, scratch, min(len, sizeof(scratch)), &pos);
+}
+
+/*
+ * Read the start of folio @a and folio @b in turn, @rounds times: every read
+ * enters a folio the last one did not end in, so each counts as an access.
+ * The LRU batches are drained after each round: folio_activate() only
+ * queues a folio, and until the batch is drained the folio is not active
+ * (nor unevictable, on ramfs), so the next access would queue it again
+ * instead of finding it hot.  How long a batch waits depends on what else
+ * the CPU does; draining makes the count of accesses the same every run.
+ */
+static inline void lr_alternate_reads(struct kunit *test, struct file *file,
+				      loff_t a, loff_t b, unsigned int rounds,
+				      size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++) {
+		KUNIT_ASSERT_GT(test, lr_read_at(file, a, len), 0);
+		KUNIT_ASSERT_GT(test, lr_read_at(file, b, len), 0);
+		lru_add_drain_all();
+	}
+}
+
+/*
+ * Read the whole file in 4 KiB pieces until every folio is flagged, at most
+ * 16 passes; each pass enters each folio once.
+ */
+static inline void lr_make_hot(struct kunit *test, struct lr_file *lf)
+{
+	pgoff_t nr_pages = DIV_ROUND_UP(lf->size, PAGE_SIZE);
+	unsigned int pass;
+	loff_t off;
+
+	for (pass = 0; pass < 16; pass++) {
+		/* >=: a large folio may reach past EOF */
+		if (lr_pages_flagged(lf->file, nr_pages) >= nr_pages)
+			return;
+		for (off = 0; off < lf->size; off += PAGE_SIZE)
+			KUNIT_ASSERT_GT(test, lr_read_at(lf->file, off, 16), 0);
+		/* See lr_alternate_reads() */
+		lru_add_drain_all();
+	}
+	KUNIT_FAIL_AND_ABORT(test, "%lu of %lu pages flagged after 16 passes",
+			     lr_pages_flagged(lf->file, nr_pages), nr_pages);
 }
 
 #endif /* MM_TESTS_LOCKLESS_READ_H */

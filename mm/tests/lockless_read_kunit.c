@@ -1,25 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for reads without folio references (rcu-free series, patches
- * 10-18): which folios get PG_rcu_free, when filemap_read_rcu_can_copy()
- * refuses a folio, and that filemap_read() and tmpfs reads copy the right
- * bytes that way, with the lockless_page_cache_read switch on and off.
+ * 10-18): which folios reads flag PG_rcu_free, how tmpfs counts accesses,
+ * f_ra.prev_pos, PG_idle, and that filemap_read() and tmpfs reads return
+ * the file's bytes with the lockless_page_cache_read switch on and off;
+ * that a flagged folio of a truncated or evicted file waits for its grace
+ * period.  What a read copies without a reference is decided in the
+ * lockless_copy suite.
  *
- * A read only counts as lockless when the mm_filemap_read_rcu tracepoint
- * says so (a probe of the case's own counts its RCU sections and bytes):
- * each correctness case checks that every byte it read was copied without a
- * reference (and in how many RCU sections), so it cannot pass on the slow
- * path alone.  Flagged folios are made the way a workload makes them: by
- * reading them again and again.
- *
- * Counters and the tracepoint are looked up by name (pgfree_rcu_mark,
- * mm_filemap_read_rcu), so a tree without the patch that adds one fails
- * with a message saying so.  Every case's exit waits out the grace period
- * of what it left waiting, and the ABA case holds the deferred frees back,
- * with the helpers of CONFIG_DEBUG_PAGE_RCU_FREE (implied by the suite's
- * Kconfig entry): without it, or without CONFIG_PAGE_RCU_FREE, every case
- * skips and says which is missing.  Before patch 13 the cases that need it
- * fail.
+ * Every case decides on what a user of the kernel sees: the bytes and
+ * return values of reads, folio flags, f_ra, the pgfree_rcu_mark counter
+ * (looked up by name).  Where a case also proves WHICH path a read took,
+ * it counts the bytes copied without a reference from the
+ * mm_filemap_read_rcu tracepoint of our patch 13 (a hook: one probe for
+ * the suite, filtered to the case's files); on a kernel without it that
+ * part is skipped and named, and the rest still decides.  Flagged folios
+ * are made the way a workload makes them: by reading them again and again.
+ * On a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case
+ * skips, saying so.
  */
 
 #include <kunit/test.h>
@@ -43,103 +41,13 @@
 
 #include "../internal.h"
 #include "../page_alloc.h"
-#include "mm_test_util.h"
 #include "lockless_read.h"
 #include "vmstat_by_name.h"
-
-#if IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE)
 
 KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
 
 /* Largest read the cases do, plus room for a user buffer's guard */
 #define BUF_LEN		(SZ_2M + SZ_64K)
-
-/* Is the folio at @index flagged?  false for a hole */
-static bool index_flagged(struct file *file, pgoff_t index)
-{
-	struct folio *folio = filemap_get_folio(file->f_mapping, index);
-	bool ret;
-
-	if (IS_ERR(folio))
-		return false;
-	ret = folio_test_rcu_free(folio);
-	folio_put(folio);
-	return ret;
-}
-
-/* Pages of flagged folios in [0, @nr_pages) */
-static unsigned long pages_flagged(struct file *file, pgoff_t nr_pages)
-{
-	unsigned long nr = 0;
-	pgoff_t index = 0;
-
-	while (index < nr_pages) {
-		struct folio *folio = filemap_get_folio(file->f_mapping, index);
-
-		if (IS_ERR(folio)) {
-			index++;
-			continue;
-		}
-		if (folio_test_rcu_free(folio))
-			nr += folio_nr_pages(folio);
-		index = folio_next_index(folio);
-		folio_put(folio);
-	}
-	return nr;
-}
-
-/* @len bytes read at @off through a fresh kvec into a scratch buffer */
-static ssize_t read_at(struct file *file, loff_t off, size_t len)
-{
-	static u8 scratch[64];
-	loff_t pos = off;
-
-	return kernel_read(file, scratch, min(len, sizeof(scratch)), &pos);
-}
-
-/*
- * Read the start of folio @a and folio @b in turn, @rounds times: every read
- * enters a folio the last one did not end in, so each counts as an access.
- * The LRU batches are drained after each round: folio_activate() only
- * queues a folio, and until the batch is drained the folio is not active
- * (nor unevictable, on ramfs), so the next access would queue it again
- * instead of finding it hot.  How long a batch waits depends on what else
- * the CPU does; draining makes the count of accesses the same every run.
- */
-static void alternate_reads(struct kunit *test, struct file *file,
-			    loff_t a, loff_t b, unsigned int rounds, size_t len)
-{
-	unsigned int i;
-
-	for (i = 0; i < rounds; i++) {
-		KUNIT_ASSERT_GT(test, read_at(file, a, len), 0);
-		KUNIT_ASSERT_GT(test, read_at(file, b, len), 0);
-		lru_add_drain_all();
-	}
-}
-
-/*
- * Read the whole file in 4 KiB pieces until every folio is flagged, at most
- * 16 passes; each pass enters each folio once.
- */
-static void make_hot(struct kunit *test, struct lr_file *lf)
-{
-	pgoff_t nr_pages = DIV_ROUND_UP(lf->size, PAGE_SIZE);
-	unsigned int pass;
-	loff_t off;
-
-	for (pass = 0; pass < 16; pass++) {
-		/* >=: a large folio may reach past EOF */
-		if (pages_flagged(lf->file, nr_pages) >= nr_pages)
-			return;
-		for (off = 0; off < lf->size; off += PAGE_SIZE)
-			KUNIT_ASSERT_GT(test, read_at(lf->file, off, 16), 0);
-		/* See alternate_reads() */
-		lru_add_drain_all();
-	}
-	KUNIT_FAIL_AND_ABORT(test, "%lu of %lu pages flagged after 16 passes",
-			     pages_flagged(lf->file, nr_pages), nr_pages);
-}
 
 /* ------------------------------------------------------------- marking */
 
@@ -147,29 +55,29 @@ static void make_hot(struct kunit *test, struct lr_file *lf)
  * Patch 12: reads that keep coming back to a page flag it, and not on the
  * first read; pgfree_rcu_mark counts exactly the pages flagged.
  */
-static void lockless_mark_repeated_reads(struct kunit *test)
+static void lockless_read_flags_reread_page(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
 	unsigned int rounds;
 
 	lr_file_write(test, lf, 0, lf->size, 1);
-	alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 0),
+	lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 0),
 			       "flagged by its first read");
-	for (rounds = 1; rounds < 8 && !index_flagged(lf->file, 0); rounds++)
-		alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
+	for (rounds = 1; rounds < 8 && !lr_index_flagged(lf->file, 0); rounds++)
+		lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
 			      "not flagged after %u rounds of reads", rounds);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
-			pages_flagged(lf->file, 2));
+			lr_pages_flagged(lf->file, 2));
 }
 
 /*
  * Patch 12: a file written once and read once, and a streaming read of
  * 4 MiB, flag nothing and count no mark.
  */
-static void lockless_mark_not_cold_data(struct kunit *test)
+static void lockless_read_leaves_cold_data_unflagged(struct kunit *test)
 {
 	struct lr_file *once = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
 	struct lr_file *stream = lr_file_create(test, LR_TMPFS, SZ_4M);
@@ -178,11 +86,11 @@ static void lockless_mark_not_cold_data(struct kunit *test)
 
 	lr_file_write(test, once, 0, once->size, 2);
 	lr_file_write(test, stream, 0, stream->size, 3);
-	KUNIT_ASSERT_GT(test, read_at(once->file, 0, 16), 0);
+	KUNIT_ASSERT_GT(test, lr_read_at(once->file, 0, 16), 0);
 	for (off = 0; off < stream->size; off += PAGE_SIZE)
-		KUNIT_ASSERT_GT(test, read_at(stream->file, off, PAGE_SIZE), 0);
-	KUNIT_EXPECT_EQ(test, pages_flagged(once->file, 1), 0);
-	KUNIT_EXPECT_EQ(test, pages_flagged(stream->file, SZ_4M >> PAGE_SHIFT),
+		KUNIT_ASSERT_GT(test, lr_read_at(stream->file, off, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, lr_pages_flagged(once->file, 1), 0);
+	KUNIT_EXPECT_EQ(test, lr_pages_flagged(stream->file, SZ_4M >> PAGE_SHIFT),
 			0);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0, 0);
 }
@@ -191,7 +99,7 @@ static void lockless_mark_not_cold_data(struct kunit *test)
  * Patch 12: flagging a PMD-size tmpfs folio counts its 512 pages in
  * pgfree_rcu_mark, not 1.
  */
-static void lockless_mark_counts_pages(struct kunit *test)
+static void lockless_read_mark_counts_every_page(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
 	unsigned long ev0;
@@ -199,166 +107,24 @@ static void lockless_mark_counts_pages(struct kunit *test)
 	lr_file_write(test, lf, 0, lf->size, 4);
 	lr_need_pmd_folio(test, lf, 0);
 	ev0 = vm_event(test, "pgfree_rcu_mark");
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
 			(unsigned long)(SZ_4M >> PAGE_SHIFT));
-}
-
-/*
- * The re-check after i_size, filemap_read_rcu_in_slot(): true for a folio
- * still in its slot (for a PMD folio also from the slot of its last page,
- * a sibling), false once a hole punch has taken an order-0 folio out, and
- * false for every page of a PMD folio once a split has put a node where
- * it was.  False, too, for an index past the node the lookup found (its
- * slot number wraps around to the folio's own slot) and past a one-page
- * file's only entry, which has no node: a split in progress leaves a
- * folio in every slot of a node, so the index a racy order gives must
- * not reach beyond it.  The xa_state is kept across the punch and the
- * split, which sleep, outside RCU: its node stays in the tree, as it
- * still holds the file's other entries.  Only pointers are compared
- * afterwards.
- */
-#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_IN_SLOT)
-static void slot_recheck(struct kunit *test)
-{
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
-	struct lr_file *huge = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
-	struct lr_file *one = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
-	XA_STATE(xas, &lf->file->f_mapping->i_pages, 0);
-	XA_STATE(hxas, &huge->file->f_mapping->i_pages, 0);
-	XA_STATE(oxas, &one->file->f_mapping->i_pages, 0);
-	XA_STATE(cxas, &huge->file->f_mapping->i_pages, 0);
-	XA_STATE(wxas, &lf->file->f_mapping->i_pages, 0);
-	struct folio *folio, *pmd, *f;
-	bool in, in_first, in_last, past;
-	int err = -EBUSY;
-
-	lr_file_write(test, lf, 0, lf->size, 3);
-	rcu_read_lock();
-	folio = filemap_read_rcu_lookup(&xas, 1);
-	in = folio && filemap_read_rcu_in_slot(&xas, 1, folio);
-	f = filemap_read_rcu_lookup(&wxas, 1);
-	past = f && filemap_read_rcu_in_slot(&wxas, 1 + XA_CHUNK_SIZE, f);
-	rcu_read_unlock();
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
-	KUNIT_EXPECT_FALSE_MSG(test, past,
-			       "index past the lookup's node found the folio");
-
-	lr_file_write(test, one, 0, one->size, 4);
-	rcu_read_lock();
-	f = filemap_read_rcu_lookup(&oxas, 0);
-	in = f && filemap_read_rcu_in_slot(&oxas, 0, f);
-	past = f && filemap_read_rcu_in_slot(&oxas, 1, f);
-	rcu_read_unlock();
-	KUNIT_ASSERT_NOT_NULL(test, f);
-	KUNIT_EXPECT_TRUE_MSG(test, in, "one-page file: folio not found at 0");
-	KUNIT_EXPECT_FALSE_MSG(test, past,
-			       "one-page file: index 1 found the folio at 0");
-	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_PUNCH_HOLE |
-					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE,
-					    PAGE_SIZE), 0);
-	rcu_read_lock();
-	in = filemap_read_rcu_in_slot(&xas, 1, folio);
-	rcu_read_unlock();
-	KUNIT_EXPECT_FALSE_MSG(test, in, "punched-out folio still in its slot");
-
-	lr_file_write(test, huge, 0, huge->size, 5);
-	lr_need_pmd_folio(test, huge, 0);
-	rcu_read_lock();
-	pmd = filemap_read_rcu_lookup(&hxas, 0);
-	in = pmd && filemap_read_rcu_in_slot(&hxas, HPAGE_PMD_NR - 1, pmd);
-	rcu_read_unlock();
-	KUNIT_ASSERT_NOT_NULL(test, pmd);
-	KUNIT_EXPECT_TRUE_MSG(test, in,
-			      "PMD folio not found from its last page's slot");
-	f = filemap_get_folio(huge->file->f_mapping, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(f));
-	folio_lock(f);
-	if (f == pmd && folio_test_large(f))
-		err = split_folio(f);
-	folio_unlock(f);
-	folio_put(f);
-	KUNIT_ASSERT_EQ_MSG(test, err, 0, "split of the PMD folio failed");
-	rcu_read_lock();
-	in_first = filemap_read_rcu_in_slot(&hxas, 0, pmd);
-	in_last = filemap_read_rcu_in_slot(&hxas, HPAGE_PMD_NR - 1, pmd);
-	rcu_read_unlock();
-	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
-	KUNIT_EXPECT_FALSE_MSG(test, in_last,
-			       "split folio still in its last page's slot");
-
-	/* A lookup now ends in a node of 64 order-0 slots */
-	rcu_read_lock();
-	f = filemap_read_rcu_lookup(&cxas, HPAGE_PMD_NR - 12);
-	in = f && filemap_read_rcu_in_slot(&cxas, HPAGE_PMD_NR - 12, f);
-	past = f && filemap_read_rcu_in_slot(&cxas,
-					     HPAGE_PMD_NR - 12 + XA_CHUNK_SIZE,
-					     f);
-	rcu_read_unlock();
-	KUNIT_ASSERT_NOT_NULL(test, f);
-	KUNIT_EXPECT_TRUE_MSG(test, in, "folio of the split not in its slot");
-	KUNIT_EXPECT_FALSE_MSG(test, past,
-			       "index past the split's node found the folio");
-}
-#else
-static void slot_recheck(struct kunit *test)
-{
-}
-#endif
-
-static void lockless_slot_recheck(struct kunit *test)
-{
-	/* See the LOCKLESS_READ_KUNIT_HAVE_* group in mm/tests/Kconfig */
-	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_IN_SLOT))
-		KUNIT_FAIL_AND_ABORT(test,
-				     "no filemap_read_rcu_in_slot(): rcu-free patch 14 is not applied");
-	slot_recheck(test);
-}
-
-/*
- * Patch 14: in a hot PMD-size tmpfs folio, a page with PG_hwpoison whose
- * folio lacks PG_has_hwpoisoned (as while a split runs: it clears the
- * folio's flag before the new folios get theirs) is not copied without a
- * reference; the read of it fails as shmem's own path fails it, and the
- * page before it is read.  The flag is set and cleared by hand.
- */
-static void lockless_hwpoison_page_of_large_folio(struct kunit *test)
-{
-	struct lr_file *lf;
-	struct folio *folio;
-	ssize_t at, before;
-
-	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
-		kunit_skip(test, "needs MEMORY_FAILURE (PG_hwpoison)");
-	lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_2M);
-	lr_file_write(test, lf, 0, lf->size, 6);
-	lr_need_pmd_folio(test, lf, 0);
-	make_hot(test, lf);
-	folio = filemap_get_folio(lf->file->f_mapping, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	SetPageHWPoison(folio_page(folio, 5));
-	at = read_at(lf->file, 5 * PAGE_SIZE, 16);
-	before = read_at(lf->file, 4 * PAGE_SIZE, 16);
-	ClearPageHWPoison(folio_page(folio, 5));
-	folio_put(folio);
-	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "the page with PG_hwpoison was read");
-	KUNIT_EXPECT_EQ(test, before, 16);
 }
 
 /*
  * Patch 16: tmpfs counts an access when a read enters a folio, also at an
  * offset (7.3 counted only reads of a folio's first byte).
  */
-static void lockless_shmem_counts_accesses(struct kunit *test)
+static void lockless_read_shmem_access_at_offset(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	unsigned int rounds;
 
 	lr_file_write(test, lf, 0, lf->size, 5);
-	for (rounds = 0; rounds < 8 && !index_flagged(lf->file, 0); rounds++)
-		alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
-	KUNIT_EXPECT_TRUE_MSG(test, index_flagged(lf->file, 0),
+	for (rounds = 0; rounds < 8 && !lr_index_flagged(lf->file, 0); rounds++)
+		lr_alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
 			      "reads at offset 100 never flagged the folio");
 }
 
@@ -366,20 +132,20 @@ static void lockless_shmem_counts_accesses(struct kunit *test)
  * Patch 16: tmpfs reads that go on within a folio, at offsets, count one
  * access between them, however many they are.
  */
-static void lockless_shmem_stays_in_folio(struct kunit *test)
+static void lockless_read_shmem_one_access_within_folio(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	loff_t off;
 
 	lr_file_write(test, lf, 0, lf->size, 6);
 	/* The last read ends in folio 1, so the first below enters folio 0 */
-	KUNIT_ASSERT_GT(test, read_at(lf->file, PAGE_SIZE + 100, 16), 0);
+	KUNIT_ASSERT_GT(test, lr_read_at(lf->file, PAGE_SIZE + 100, 16), 0);
 	for (off = 16; off < 256; off += 16) {
-		KUNIT_ASSERT_EQ(test, read_at(lf->file, off, 16), 16);
-		/* See alternate_reads() */
+		KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, off, 16), 16);
+		/* See lr_alternate_reads() */
 		lru_add_drain_all();
 	}
-	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 0),
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 0),
 			       "reads that stayed within the folio flagged it");
 }
 
@@ -390,34 +156,48 @@ static void lockless_shmem_stays_in_folio(struct kunit *test)
  * without references leaves such a read to the slow path until marking
  * would change nothing.
  */
-static void lockless_shmem_rereads_from_start(struct kunit *test)
+static void lockless_read_shmem_reread_marks_deactivated(struct kunit *test)
 {
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	struct folio *folio;
 	unsigned int i;
 
 	if (lru_gen_enabled())
-		kunit_skip(test, "classic LRU only: MGLRU ages folios differently");
+		kunit_skip(test,
+			   "machine: the multi-gen LRU is on; the case needs the classic LRU");
 	lr_file_write(test, lf, 0, lf->size, 9);
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
 							folio), 0);
 	/* The last read ends within the folio */
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
 	folio_deactivate(folio);
 	lru_add_drain_all();
 	KUNIT_ASSERT_FALSE_MSG(test, folio_test_active(folio),
 			       "the folio was not deactivated");
 	for (i = 0; i < 2; i++) {
-		KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 64), 64);
-		/* See alternate_reads() */
+		KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 64), 64);
+		/* See lr_alternate_reads() */
 		lru_add_drain_all();
 	}
 	KUNIT_EXPECT_TRUE_MSG(test, folio_test_active(folio),
 			      "reads from the first byte did not mark the deactivated folio");
 }
+
+/* Whether a case runs with the lockless_page_cache_read switch on or off */
+struct switch_case {
+	const char *name;
+	bool on;
+};
+
+static const struct switch_case switch_cases[] = {
+	{ "switch on", true },
+	{ "switch off", false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(switch, switch_cases, name);
 
 /*
  * Patches 16, 17: on tmpfs f_ra.prev_pos is where the last read ended,
@@ -425,280 +205,39 @@ static void lockless_shmem_rereads_from_start(struct kunit *test)
  * and shmem returns at once) and off (shmem's loop did it); a read that
  * copied nothing (at EOF, of no bytes) leaves it at its own position.
  */
-static void lockless_shmem_prev_pos(struct kunit *test)
+static void lockless_read_shmem_prev_pos(struct kunit *test)
 {
-	struct lr_count *cnt = lr_count_start(test);
+	const struct switch_case *c = test->param_value;
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	struct file *file = lf->file;
 	const loff_t sentinel = PAGE_SIZE + 7;
 	struct lr_stat s0, s1;
-	int on;
+	bool counted;
 
 	lr_file_write(test, lf, 0, lf->size, 10);
-	make_hot(test, lf);
-	for (on = 1; on >= 0; on--) {
-		lr_switch(test, on);
-		file->f_ra.prev_pos = sentinel;
-		lr_count_now(cnt, &s0);
-		KUNIT_ASSERT_EQ(test, read_at(file, 100, 16), 16);
-		lr_count_now(cnt, &s1);
-		KUNIT_ASSERT_EQ_MSG(test, s1.bytes - s0.bytes, on ? 16UL : 0UL,
-				    "switch %d: bytes copied without a reference", on);
-		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 116,
-				    "switch %d: 16 bytes read at 100", on);
+	lr_make_hot(test, lf);
+	lr_switch(test, c->on);
+	counted = lr_watch(test, lf, "which path read");
+	file->f_ra.prev_pos = sentinel;
+	lr_now(test, &s0);
+	KUNIT_ASSERT_EQ(test, lr_read_at(file, 100, 16), 16);
+	lr_now(test, &s1);
+	if (counted)
+		KUNIT_ASSERT_EQ_MSG(test, s1.bytes - s0.bytes, c->on ? 16UL : 0UL,
+				    "%s: bytes copied without a reference",
+				    c->name);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 116,
+			    "%s: 16 bytes read at 100", c->name);
 
-		file->f_ra.prev_pos = sentinel;
-		KUNIT_ASSERT_EQ(test, read_at(file, lf->size, 16), 0);
-		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, lf->size,
-				    "switch %d: a read at EOF", on);
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, lr_read_at(file, lf->size, 16), 0);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, lf->size,
+			    "%s: a read at EOF", c->name);
 
-		file->f_ra.prev_pos = sentinel;
-		KUNIT_ASSERT_EQ(test, read_at(file, 200, 0), 0);
-		KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 200,
-				    "switch %d: a read of no bytes at 200", on);
-	}
-}
-
-/* --------------------------------------------- filemap_read_rcu_can_copy */
-
-struct can_copy_case {
-	const char *name;
-	unsigned int order;
-	pgoff_t index;		/* the folio's index */
-	pgoff_t at;		/* the index asked about */
-	unsigned long set;	/* LR_* flags to set */
-	bool want;
-};
-
-enum {
-	LR_RCU_FREE = BIT(0),
-	LR_UPTODATE = BIT(1),
-	LR_READAHEAD = BIT(2),	/* PG_reclaim on a swap-backed folio */
-	LR_DROPBEHIND = BIT(3),
-	LR_HWPOISON = BIT(4),
-	LR_HAS_HWPOISONED = BIT(5),
-	LR_SWAPBACKED = BIT(6),
-};
-
-#define LR_OK	(LR_RCU_FREE | LR_UPTODATE)
-
-static const struct can_copy_case can_copy_cases[] = {
-	{ "order-0 flagged uptodate: accepted", 0, 8, 8, LR_OK, true },
-	{ "no PG_rcu_free", 0, 8, 8, LR_UPTODATE, false },
-	{ "not uptodate", 0, 8, 8, LR_RCU_FREE, false },
-	{ "readahead", 0, 8, 8, LR_OK | LR_READAHEAD, false },
-	{ "dropbehind", 0, 8, 8, LR_OK | LR_DROPBEHIND, false },
-	{ "order-0 at another index (split under way)", 0, 8, 9, LR_OK, false },
-	{ "hwpoisoned page", 0, 8, 8, LR_OK | LR_HWPOISON, false },
-	{ "order-2 at its third page: accepted", 2, 8, 10, LR_OK, true },
-	{ "order-2 with PG_has_hwpoisoned", 2, 8, 10,
-	  LR_OK | LR_HAS_HWPOISONED, false },
-	{ "shmem folio with PG_reclaim: accepted", 0, 8, 8,
-	  LR_OK | LR_READAHEAD | LR_SWAPBACKED, true },
-};
-
-KUNIT_ARRAY_PARAM_DESC(can_copy, can_copy_cases, name);
-
-/*
- * Patches 13, 14, 17: one case per refusal and per acceptance of
- * filemap_read_rcu_can_copy(), on a folio of the case's own with the flags
- * set by hand (cleared again before it is freed).
- */
-static void lockless_can_copy(struct kunit *test)
-{
-	const struct can_copy_case *c = test->param_value;
-	struct folio *folio;
-	bool got = false;
-
-	/* See the LOCKLESS_READ_KUNIT_HAVE_* group in mm/tests/Kconfig */
-	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY))
-		KUNIT_FAIL_AND_ABORT(test,
-				     "no filemap_read_rcu_can_copy(): rcu-free patch 13 is not applied");
-	folio = folio_alloc(GFP_KERNEL, c->order);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	folio->index = c->index;
-	if (c->set & LR_RCU_FREE)
-		folio_set_rcu_free(folio);
-	if (c->set & LR_UPTODATE)
-		folio_mark_uptodate(folio);
-	if (c->set & LR_SWAPBACKED)
-		__folio_set_swapbacked(folio);
-	if (c->set & LR_READAHEAD)
-		folio_set_readahead(folio);
-	if (c->set & LR_DROPBEHIND)
-		folio_set_dropbehind(folio);
-	if (c->set & LR_HWPOISON)
-		folio_set_hwpoison(folio);
-	if (c->set & LR_HAS_HWPOISONED)
-		folio_set_has_hwpoisoned(folio);
-
-#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY)
-	got = filemap_read_rcu_can_copy(folio, c->at);
-#endif
-
-	folio_clear_rcu_free(folio);
-	folio_clear_uptodate(folio);
-	__folio_clear_swapbacked(folio);
-	folio_clear_readahead(folio);
-	folio_clear_dropbehind(folio);
-	folio_clear_hwpoison(folio);
-	if (folio_test_large(folio))
-		folio_clear_has_hwpoisoned(folio);
-	folio->index = 0;
-	folio_put(folio);
-	KUNIT_EXPECT_EQ_MSG(test, got, c->want, "%s", c->name);
-}
-
-/* The LRU a skip case runs under */
-struct lru_mode {
-	const char *name;
-	bool lru_gen;
-};
-
-static const struct lru_mode lru_modes[] = {
-	{ "classic LRU", false },
-	{ "multi-gen LRU", true },
-};
-
-KUNIT_ARRAY_PARAM_DESC(lru_mode, lru_modes, name);
-
-/* /sys/kernel/mm/lru_gen/enabled as a case found it */
-struct lru_gen_saved {
-	struct file *file;
-	char caps[16];
-	ssize_t len;
-	bool was_enabled;
-};
-
-/* A restore that fails leaves the system in the other LRU: say so loudly */
-static void lru_gen_restore(void *arg)
-{
-	struct lru_gen_saved *sv = arg;
-	loff_t pos = 0;
-	ssize_t ret;
-
-	ret = kernel_write(sv->file, sv->caps, sv->len, &pos);
-	WARN(ret != sv->len || lru_gen_enabled() != sv->was_enabled,
-	     "lockless_read: lru_gen/enabled not restored to %.*s (%zd)\n",
-	     (int)sv->len, sv->caps, ret);
-}
-
-/*
- * Switch the multi-gen LRU on or off for the case, through its sysfs file,
- * as an administrator would: lru_gen_change_state() moves every folio to
- * the other LRU while the system runs, which the kernel supports at any
- * time.  A KUnit action writes back the value found when the case ends
- * (and warns if that fails).
- */
-static void lru_gen_switch(struct kunit *test, bool on)
-{
-	struct lru_gen_saved *sv;
-	struct vfsmount *mnt;
-	loff_t pos = 0;
-
-	if (!IS_ENABLED(CONFIG_LRU_GEN))
-		kunit_skip(test, "needs CONFIG_LRU_GEN to switch the multi-gen LRU on");
-	sv = kunit_kzalloc(test, sizeof(*sv), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, sv);
-	mnt = mm_test_mount(test, "sysfs", NULL);
-	sv->file = file_open_root_mnt(mnt, "kernel/mm/lru_gen/enabled", O_RDWR, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sv->file), "open lru_gen/enabled: %ld",
-			       PTR_ERR(sv->file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
-							sv->file), 0);
-	sv->len = kernel_read(sv->file, sv->caps, sizeof(sv->caps) - 1, &pos);
-	KUNIT_ASSERT_GT(test, sv->len, 0);
-	sv->was_enabled = lru_gen_enabled();
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lru_gen_restore,
-							sv), 0);
-	pos = 0;
-	KUNIT_ASSERT_EQ(test, kernel_write(sv->file, on ? "y" : "n", 1, &pos), 1);
-	KUNIT_ASSERT_EQ(test, lru_gen_enabled(), on);
-}
-
-/* What folio_mark_accessed() may change, besides PG_idle */
-#define MARK_ACCESSED_FLAGS	(BIT(PG_referenced) | BIT(PG_active) | \
-				 BIT(PG_workingset) | LRU_REFS_MASK)
-/* What the skip case sets: the above, PG_unevictable and PG_dropbehind */
-#define SKIP_CASE_FLAGS		(MARK_ACCESSED_FLAGS | BIT(PG_unevictable) | \
-				 BIT(PG_dropbehind))
-
-/* The bits of a combination the skip case tries */
-enum {
-	SK_REF, SK_ACTIVE, SK_UNEVICTABLE, SK_IDLE, SK_DROPBEHIND,
-	SK_WORKINGSET, SK_REFS_FULL, NR_SK
-};
-
-/*
- * Patch 13: a read without references leaves folio_mark_accessed() out only
- * where the call would change nothing.  For every combination of the flags
- * folio_may_skip_mark_accessed() reads, under the classic and the
- * multi-gen LRU: where it says skip, folio_mark_accessed() on the same
- * folio leaves the LRU flags, the refs counter and PG_idle as they were
- * (so an access recorded the slow way is never lost); and some
- * combinations do skip (the case is not passed by never skipping).
- */
-static void lockless_skip_mark_accessed(struct kunit *test)
-{
-	const struct lru_mode *m = test->param_value;
-	struct folio *folio;
-	unsigned int combo, skipped = 0;
-
-	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY))
-		KUNIT_FAIL_AND_ABORT(test,
-				     "no folio_may_skip_mark_accessed(): rcu-free patch 13 is not applied");
-	if (lru_gen_enabled() != m->lru_gen)
-		lru_gen_switch(test, m->lru_gen);
-	folio = folio_alloc(GFP_KERNEL, 0);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-
-	for (combo = 0; combo < BIT(NR_SK); combo++) {
-		unsigned long set = 0, before, after;
-		bool skip = false, idle_before, idle_after;
-
-		if ((combo & BIT(SK_ACTIVE)) && (combo & BIT(SK_UNEVICTABLE)))
-			continue;	/* never both */
-		if (combo & BIT(SK_REF))
-			set |= BIT(PG_referenced);
-		if (combo & BIT(SK_ACTIVE))
-			set |= BIT(PG_active);
-		if (combo & BIT(SK_UNEVICTABLE))
-			set |= BIT(PG_unevictable);
-		if (combo & BIT(SK_DROPBEHIND))
-			set |= BIT(PG_dropbehind);
-		if (combo & BIT(SK_WORKINGSET))
-			set |= BIT(PG_workingset);
-		if (combo & BIT(SK_REFS_FULL))
-			set |= LRU_REFS_MASK;
-		set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, set);
-		if (combo & BIT(SK_IDLE))
-			folio_set_idle(folio);
-		else
-			folio_clear_idle(folio);
-
-		before = folio->flags.f & MARK_ACCESSED_FLAGS;
-		idle_before = folio_test_idle(folio);
-#if IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_CAN_COPY)
-		skip = folio_may_skip_mark_accessed(folio);
-#endif
-		if (!skip)
-			continue;
-		skipped++;
-		folio_mark_accessed(folio);
-		after = folio->flags.f & MARK_ACCESSED_FLAGS;
-		idle_after = folio_test_idle(folio);
-		KUNIT_EXPECT_EQ_MSG(test, after, before,
-				    "%s: skipped, but the access would change flags %#lx (set %#x)",
-				    m->name, after ^ before, combo);
-		KUNIT_EXPECT_EQ_MSG(test, idle_after, idle_before,
-				    "%s: skipped, but the access would clear PG_idle (set %#x)",
-				    m->name, combo);
-	}
-	set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, 0);
-	folio_clear_idle(folio);
-	folio_put(folio);
-	KUNIT_EXPECT_GT_MSG(test, skipped, 0U, "%s: no combination skipped",
-			    m->name);
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, lr_read_at(file, 200, 0), 0);
+	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 200,
+			    "%s: a read of no bytes at 200", c->name);
 }
 
 /* ---------------------------------------------------- read correctness */
@@ -847,105 +386,133 @@ static const loff_t read_offs[] = {
 	READ_FILE_SIZE - 100, READ_FILE_SIZE,
 };
 
+/* A prev_pos no read of the bytes case ends at */
+#define READ_SENTINEL	((loff_t)1)
+
 /*
- * One read of @len at @off, checked against the file and, with the switch
- * on (@lockless), against the counts of lockless copies; false on failure.
+ * One read of @len at @off, checked against the file and, when the case
+ * counts (@counted), against the counts of lockless copies: all of the
+ * bytes with the switch on (@lockless), none with it off.  On ramfs the
+ * file is FMODE_RANDOM, and a read not cut short by EOF keeps prev_pos if
+ * it was done whole without references, else stores it (patch 15): a
+ * proof of the path that needs no tracepoint.  false on a failure.
  */
-static bool read_one(struct kunit *test, struct reader *r, struct lr_count *cnt,
+static bool read_one(struct kunit *test, struct reader *r, bool counted,
 		     struct lr_file *lf, enum lr_iter iter, bool lockless,
 		     loff_t off, size_t len)
 {
 	size_t want = off >= lf->size ? 0 : min_t(loff_t, len, lf->size - off);
 	unsigned long sections = DIV_ROUND_UP(want, SZ_512K);
+	unsigned long bytes = lockless ? want : 0;
 	struct lr_stat s0, s1;
 	char what[96];
 	ssize_t n;
 
 	snprintf(what, sizeof(what), "switch %s, %zu at %lld",
 		 lockless ? "on" : "off", len, off);
-	lr_count_now(cnt, &s0);
+	lf->file->f_ra.prev_pos = READ_SENTINEL;
+	lr_now(test, &s0);
 	n = reader_read(test, r, lf->file, iter, off, len);
-	lr_count_now(cnt, &s1);
+	lr_now(test, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)want, "%s", what);
 	if (n != (ssize_t)want || check_bytes(test, r, lf, what, off, n))
 		return false;
-	if (!lockless) {
-		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
-				    "%s: copied without a reference", what);
-		return s1.bytes == s0.bytes;
+	if ((lf->file->f_mode & FMODE_RANDOM) && want == len) {
+		loff_t pos = lockless ? READ_SENTINEL : off + (loff_t)want;
+
+		KUNIT_EXPECT_EQ_MSG(test, lf->file->f_ra.prev_pos, pos,
+				    "%s: FMODE_RANDOM prev_pos (kept only after a read done whole without references)",
+				    what);
+		if (lf->file->f_ra.prev_pos != pos)
+			return false;
 	}
-	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, (unsigned long)want,
+	if (!counted)
+		return true;
+	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, bytes,
 			    "%s: bytes copied without a reference", what);
-	if (want)
+	if (bytes)
 		KUNIT_EXPECT_EQ_MSG(test, s1.sections - s0.sections, sections,
 				    "%s: RCU sections", what);
-	return s1.bytes - s0.bytes == want &&
-	       (!want || s1.sections - s0.sections == sections);
+	return s1.bytes - s0.bytes == bytes &&
+	       (!bytes || s1.sections - s0.sections == sections);
 }
 
 /*
  * Patches 13, 14, 17: with every folio flagged, reads of 1 B to 2 MiB at
  * offsets that cross page and folio boundaries and EOF return the file's
- * bytes, all of them copied without a reference, in one RCU section per
- * 512 KiB; with the switch off the same reads copy none that way and
- * return the same bytes.
+ * bytes, with the switch on and off; on, all of them copied without a
+ * reference, in one RCU section per 512 KiB; off, none.
  */
 static void lockless_read_bytes(struct kunit *test)
 {
 	const struct read_case *c = test->param_value;
-	struct lr_count *cnt = lr_count_start(test);
 	struct lr_file *lf = lr_file_create(test, c->fs, READ_FILE_SIZE);
 	struct reader *r = reader_create(test);
 	unsigned int i, j, sw;
+	bool counted;
 
 	lr_file_write(test, lf, 0, lf->size, 6);
 	if (c->fs == LR_TMPFS_HUGE)
 		lr_need_pmd_folio(test, lf, 0);
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
+	counted = lr_watch(test, lf, "bytes and RCU sections copied without a reference");
+	if (c->fs == LR_RAMFS)
+		lf->file->f_mode |= FMODE_RANDOM;
 
 	for (sw = 0; sw < 2; sw++) {
 		lr_switch(test, sw == 0);
 		for (i = 0; i < ARRAY_SIZE(read_offs); i++)
 			for (j = 0; j < ARRAY_SIZE(read_lens); j++)
-				if (!read_one(test, r, cnt, lf, c->iter,
+				if (!read_one(test, r, counted, lf, c->iter,
 					      sw == 0, read_offs[i],
 					      read_lens[j]))
 					return;
 	}
 }
 
+/* A read of an FMODE_RANDOM file or not, with the switch on or off */
+struct prev_pos_case {
+	const char *name;
+	bool random, on;
+	bool kept;		/* f_ra.prev_pos stays as it was */
+};
+
+static const struct prev_pos_case prev_pos_cases[] = {
+	{ "FMODE_RANDOM, read without references: kept", true, true, true },
+	{ "FMODE_RANDOM, slow path (switch off): stored", true, false, false },
+	{ "not FMODE_RANDOM, read without references: stored", false, true,
+	  false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(prev_pos, prev_pos_cases, name);
+
+/* f_ra.prev_pos after a 16-byte read at PAGE_SIZE, set to @sentinel first */
+static loff_t prev_pos_after_read(struct kunit *test, struct file *file,
+				  loff_t sentinel)
+{
+	file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, lr_read_at(file, PAGE_SIZE, 16), 16);
+	return file->f_ra.prev_pos;
+}
+
 /*
  * Patch 15: after a read done without references, an FMODE_RANDOM file
  * keeps its f_ra.prev_pos; other files, and reads on the slow path, store
- * it.
+ * it (on ramfs, where filemap_read() does the read).
  */
-static void lockless_fmode_random_prev_pos(struct kunit *test)
+static void lockless_read_fmode_random_prev_pos(struct kunit *test)
 {
+	const struct prev_pos_case *c = test->param_value;
 	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 4 * PAGE_SIZE);
-	struct file *file = lf->file;
 	const loff_t sentinel = 3 * PAGE_SIZE + 7;
 
 	lr_file_write(test, lf, 0, lf->size, 7);
-	make_hot(test, lf);
-
-	file->f_mode |= FMODE_RANDOM;
-	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
-	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, sentinel,
-			    "FMODE_RANDOM, lockless read: prev_pos stored");
-
-	lr_switch(test, false);
-	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
-	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, PAGE_SIZE + 16,
-			    "FMODE_RANDOM, slow path: prev_pos not stored");
-	lr_switch(test, true);
-
-	file->f_mode &= ~FMODE_RANDOM;
-	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, read_at(file, PAGE_SIZE, 16), 16);
-	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, PAGE_SIZE + 16,
-			    "not FMODE_RANDOM: prev_pos not stored");
+	lr_make_hot(test, lf);
+	lr_switch(test, c->on);
+	if (c->random)
+		lf->file->f_mode |= FMODE_RANDOM;
+	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf->file, sentinel),
+			    c->kept ? sentinel : PAGE_SIZE + 16, "%s", c->name);
 }
 
 /*
@@ -957,17 +524,15 @@ static void lockless_fmode_random_prev_pos(struct kunit *test)
 static void lockless_read_clears_idle(struct kunit *test)
 {
 	struct lr_stat s0, s1;
-	struct lr_count *cnt;
 	struct folio *folio;
 	struct lr_file *lf;
-	bool idle;
+	bool idle, counted;
 
 	if (!IS_ENABLED(CONFIG_PAGE_IDLE_FLAG))
-		kunit_skip(test, "needs IDLE_PAGE_TRACKING");
-	cnt = lr_count_start(test);
+		kunit_skip(test, "config: CONFIG_PAGE_IDLE_FLAG is off (IDLE_PAGE_TRACKING)");
 	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	lr_file_write(test, lf, 0, lf->size, 5);
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	folio_set_idle(folio);
@@ -975,17 +540,19 @@ static void lockless_read_clears_idle(struct kunit *test)
 	folio_put(folio);
 
 	/* Each read enters the folio the previous one did not end in */
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, PAGE_SIZE, 16), 16);
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
 	idle = folio_test_idle(folio);
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, PAGE_SIZE, 16), 16);
-	lr_count_now(cnt, &s0);
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	lr_count_now(cnt, &s1);
-
 	KUNIT_EXPECT_FALSE_MSG(test, idle, "a read left the hot folio idle");
-	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16,
-			    "not lockless once PG_idle was cleared");
+
+	counted = lr_watch(test, lf, "lockless again once PG_idle was cleared");
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
+	lr_now(test, &s0);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	lr_now(test, &s1);
+	if (counted)
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16,
+				    "not lockless once PG_idle was cleared");
 }
 
 /*
@@ -993,13 +560,13 @@ static void lockless_read_clears_idle(struct kunit *test)
  * never flagged however often it is read, reads as zeroes, and is never
  * copied without a reference; a hole reads as zeroes too.
  */
-static void lockless_shmem_falloc_and_holes(struct kunit *test)
+static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 {
-	struct lr_count *cnt = lr_count_start(test);
 	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 8 * PAGE_SIZE);
 	struct reader *r = reader_create(test);
 	struct lr_stat s0, s1;
 	unsigned int i;
+	bool counted;
 
 	/* pages 0-1 and 4-7 written, 2 fallocated, 3 a hole */
 	lr_file_write(test, lf, 0, 2 * PAGE_SIZE, 8);
@@ -1013,9 +580,9 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
 	 * zeroes and never marked, whatever prev_pos says.
 	 */
 	for (i = 0; i < 16; i++) {
-		alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-		alternate_reads(test, lf->file, 2 * PAGE_SIZE, 4 * PAGE_SIZE,
-				1, 16);
+		lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
+		lr_alternate_reads(test, lf->file, 2 * PAGE_SIZE,
+				   4 * PAGE_SIZE, 1, 16);
 		KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
 						  PAGE_SIZE + 100,
 						  2 * PAGE_SIZE),
@@ -1023,21 +590,23 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "pages 1-3",
 						  PAGE_SIZE + 100,
 						  2 * PAGE_SIZE), 0);
-		KUNIT_ASSERT_GT(test, read_at(lf->file, 4 * PAGE_SIZE, 16), 0);
+		KUNIT_ASSERT_GT(test, lr_read_at(lf->file, 4 * PAGE_SIZE, 16), 0);
 	}
-	KUNIT_EXPECT_TRUE(test, index_flagged(lf->file, 0));
-	KUNIT_EXPECT_FALSE_MSG(test, index_flagged(lf->file, 2),
+	KUNIT_EXPECT_TRUE(test, lr_index_flagged(lf->file, 0));
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 2),
 			       "fallocated folio flagged");
 
-	lr_count_now(cnt, &s0);
+	counted = lr_watch(test, lf, "fallocated folio and hole not copied without a reference");
+	lr_now(test, &s0);
 	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
 					  2 * PAGE_SIZE, 2 * PAGE_SIZE),
 			(ssize_t)(2 * PAGE_SIZE));
-	lr_count_now(cnt, &s1);
+	lr_now(test, &s1);
 	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "fallocated and hole",
 					  2 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
-	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
-			    "fallocated folio or hole copied without a reference");
+	if (counted)
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
+				    "fallocated folio or hole copied without a reference");
 
 	/* A read across all of it: right bytes, zeroes where nothing was written */
 	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC, 0,
@@ -1049,32 +618,74 @@ static void lockless_shmem_falloc_and_holes(struct kunit *test)
 /*
  * Patch 18: writing 0 to debugfs lockless_page_cache_read stops the copies
  * without references, 1 brings them back; the file reads back what was
- * written.
+ * written.  Which path a read took: from the tracepoint, else from the
+ * FMODE_RANDOM rule of patch 15 (a read without references keeps
+ * f_ra.prev_pos, the slow path stores it).
  */
-static void lockless_debugfs_switch(struct kunit *test)
+static void lockless_read_switch(struct kunit *test)
 {
-	struct lr_count *cnt = lr_count_start(test);
+	const struct switch_case *c = test->param_value;
 	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 2 * PAGE_SIZE);
+	const loff_t sentinel = PAGE_SIZE + 7;
 	struct lr_stat s0, s1;
+	bool counted;
 
 	lr_file_write(test, lf, 0, lf->size, 9);
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
+	lr_switch(test, !c->on);
+	lr_switch(test, c->on);
+	KUNIT_EXPECT_EQ(test, lr_switch_get(test), c->on);
 
-	lr_switch(test, false);
-	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 0);
-	lr_count_now(cnt, &s0);
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	lr_count_now(cnt, &s1);
-	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
-			    "switch 0: still copied without a reference");
+	counted = lr_watch(test, lf,
+			   "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
+	lf->file->f_mode |= FMODE_RANDOM;
+	lr_now(test, &s0);
+	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf->file, sentinel),
+			c->on ? sentinel : PAGE_SIZE + 16);
+	lr_now(test, &s1);
+	if (counted)
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, c->on ? 16UL : 0UL,
+				    "%s: bytes copied without a reference",
+				    c->name);
+}
 
-	lr_switch(test, true);
-	KUNIT_EXPECT_EQ(test, lr_switch_get(test), 1);
-	lr_count_now(cnt, &s0);
-	KUNIT_ASSERT_EQ(test, read_at(lf->file, 0, 16), 16);
-	lr_count_now(cnt, &s1);
-	KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16UL,
-			    "switch 1: not copied without a reference");
+/* The file system a case reads from */
+struct fs_case {
+	const char *name;
+	enum lr_kind kind;
+};
+
+static const struct fs_case fs_cases[] = {
+	{ "tmpfs", LR_TMPFS },
+	{ "ramfs", LR_RAMFS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(fs, fs_cases, name);
+
+/*
+ * Patches 13, 17: a hot folio whose PG_rcu_free was cleared (by hand here)
+ * is not copied without a reference: a read that enters it takes the slow
+ * path, which finds it hot and flags it again.  A copy without a reference
+ * would leave it unflagged, and free to be freed under a reader.
+ */
+static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
+{
+	const struct fs_case *c = test->param_value;
+	struct lr_file *lf = lr_file_create(test, c->kind, 2 * PAGE_SIZE);
+	struct folio *folio;
+
+	lr_file_write(test, lf, 0, lf->size, 11);
+	lr_make_hot(test, lf);
+	folio = filemap_get_folio(lf->file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_clear_rcu_free(folio);
+	folio_put(folio);
+	/* The last read ends in folio 1, so the next enters folio 0 */
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
+			      "%s: the unflagged folio was read without a reference",
+			      c->name);
 }
 
 /* How the ABA case lets go of the file while a reader may hold its folio */
@@ -1098,43 +709,80 @@ static void hold_release(void *unused)
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
  * file is truncated, or deleted and its inode evicted.  Its free must stay
- * deferred: with the grace period held back (rcu_free_hold())
- * the page is neither free nor in use again afterwards.  Fails if eviction
- * or truncation clears PG_rcu_free before the free.
+ * deferred: the page is neither free nor in use again while no grace
+ * period has ended since.  Fails if eviction or truncation clears
+ * PG_rcu_free before the free.  With rcu_free_hold() (a hook of ours) the
+ * grace period is held back and the case always decides; without it, it
+ * decides when no grace period ended between the last reference and the
+ * look at the page (poll_state_synchronize_rcu_full()), and else skips.
  */
-static void lockless_evicted_folio_free_deferred(struct kunit *test)
+static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 {
 	const struct aba_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct rcu_gp_seq gp;
 	struct folio *folio;
+	struct lr_file *lf;
 	struct page *page;
+	bool hold, buddy;
+	int ref;
 
+	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
 	lr_file_write(test, lf, 0, lf->size, 10);
-	make_hot(test, lf);
+	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	page = &folio->page;
 	folio_put(folio);
 
 	lru_add_drain_all();
-	rcu_free_hold();
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, hold_release,
-							NULL), 0);
+	hold = mm_hook(test, RCU_FREE_HOLD, "the hold of the grace period");
+	if (hold) {
+		rcu_free_hold();
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+								hold_release,
+								NULL), 0);
+	}
+	get_state_synchronize_rcu_full(&gp);
 	if (c->evict)
 		lr_file_drop(test, lf);
 	else
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
-	/* A page freed at once would be on a per-CPU list: move it to buddy */
+	/*
+	 * A page freed at once would be on a per-CPU list: move it to buddy,
+	 * where it may merge into a larger free block (not PageBuddy itself)
+	 */
 	drain_all_pages(NULL);
-	KUNIT_EXPECT_FALSE_MSG(test, PageBuddy(page),
-			       "%s: flagged folio freed at once", c->name);
-	KUNIT_EXPECT_EQ_MSG(test, page_ref_count(page), 0,
+	buddy = is_free_buddy_page(page);
+	ref = page_ref_count(page);
+	/* After the look: no grace period before it either */
+	if (!hold && poll_state_synchronize_rcu_full(&gp))
+		kunit_skip(test, MM_HOOK_ABSENT
+			   "%s: a grace period ended before the page was looked at",
+			   mm_hook_name_RCU_FREE_HOLD);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "%s: flagged folio freed at once",
+			       c->name);
+	KUNIT_EXPECT_EQ_MSG(test, ref, 0,
 			    "%s: page in use again (or never freed)", c->name);
+}
+
+/* The suite's probe of mm_filemap_read_rcu, each case's through test->priv */
+static struct lr_trace lockless_read_trace;
+
+static int lockless_read_suite_init(struct kunit_suite *suite)
+{
+	return lr_trace_suite_init(&lockless_read_trace);
+}
+
+static void lockless_read_suite_exit(struct kunit_suite *suite)
+{
+	lr_trace_suite_exit(&lockless_read_trace);
 }
 
 static int lockless_read_test_init(struct kunit *test)
 {
-	rcu_free_wait_grace();
+	lr_trace_case_init(test, &lockless_read_trace);
+	lr_require_rcu_free(test);
+	lr_wait_deferred();
 	/*
 	 * The cases expect reads without references: switch them on for the
 	 * case; the value found is written back when the case ends.
@@ -1147,58 +795,36 @@ static int lockless_read_test_init(struct kunit *test)
 static void lockless_read_test_exit(struct kunit *test)
 {
 	/* A hold of the case ends before the wait for what it left */
-	kunit_release_action(test, hold_release, NULL);
-	rcu_free_wait_grace();
+	if (MM_HOOK(RCU_FREE_HOLD))
+		kunit_release_action(test, hold_release, NULL);
+	lr_wait_deferred();
 }
 
 static struct kunit_case lockless_read_cases[] = {
-	KUNIT_CASE(lockless_mark_repeated_reads),
-	KUNIT_CASE(lockless_mark_not_cold_data),
-	KUNIT_CASE(lockless_mark_counts_pages),
-	KUNIT_CASE(lockless_slot_recheck),
-	KUNIT_CASE(lockless_hwpoison_page_of_large_folio),
-	KUNIT_CASE(lockless_shmem_counts_accesses),
-	KUNIT_CASE(lockless_shmem_stays_in_folio),
-	KUNIT_CASE(lockless_shmem_rereads_from_start),
-	KUNIT_CASE(lockless_shmem_prev_pos),
-	KUNIT_CASE_PARAM(lockless_can_copy, can_copy_gen_params),
-	KUNIT_CASE_PARAM(lockless_skip_mark_accessed, lru_mode_gen_params),
+	KUNIT_CASE(lockless_read_flags_reread_page),
+	KUNIT_CASE(lockless_read_leaves_cold_data_unflagged),
+	KUNIT_CASE(lockless_read_mark_counts_every_page),
+	KUNIT_CASE(lockless_read_shmem_access_at_offset),
+	KUNIT_CASE(lockless_read_shmem_one_access_within_folio),
+	KUNIT_CASE(lockless_read_shmem_reread_marks_deactivated),
+	KUNIT_CASE_PARAM(lockless_read_shmem_prev_pos, switch_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
-	KUNIT_CASE(lockless_fmode_random_prev_pos),
+	KUNIT_CASE_PARAM(lockless_read_fmode_random_prev_pos,
+			 prev_pos_gen_params),
 	KUNIT_CASE(lockless_read_clears_idle),
-	KUNIT_CASE(lockless_shmem_falloc_and_holes),
-	KUNIT_CASE(lockless_debugfs_switch),
-	KUNIT_CASE_PARAM(lockless_evicted_folio_free_deferred, aba_gen_params),
+	KUNIT_CASE(lockless_read_shmem_falloc_and_holes),
+	KUNIT_CASE_PARAM(lockless_read_switch, switch_gen_params),
+	KUNIT_CASE_PARAM(lockless_read_unflagged_folio_not_copied,
+			 fs_gen_params),
+	KUNIT_CASE_PARAM(lockless_read_evicted_folio_free_deferred,
+			 aba_gen_params),
 	{}
 };
-
-#else /* !CONFIG_DEBUG_PAGE_RCU_FREE */
-
-static void lockless_read_skipped(struct kunit *test)
-{
-	kunit_skip(test, IS_ENABLED(CONFIG_PAGE_RCU_FREE) ?
-		   "needs CONFIG_DEBUG_PAGE_RCU_FREE: the hold and wait helpers" :
-		   "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
-}
-
-static int lockless_read_test_init(struct kunit *test)
-{
-	return 0;
-}
-
-static void lockless_read_test_exit(struct kunit *test)
-{
-}
-
-static struct kunit_case lockless_read_cases[] = {
-	KUNIT_CASE(lockless_read_skipped),
-	{}
-};
-
-#endif /* CONFIG_DEBUG_PAGE_RCU_FREE */
 
 static struct kunit_suite lockless_read_suite = {
 	.name = "lockless_read",
+	.suite_init = lockless_read_suite_init,
+	.suite_exit = lockless_read_suite_exit,
 	.init = lockless_read_test_init,
 	.exit = lockless_read_test_exit,
 	.test_cases = lockless_read_cases,

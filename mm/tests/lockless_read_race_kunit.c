@@ -38,7 +38,11 @@
  * change, and needs 0 bad words and short reads, its change to have
  * happened, reads longer than 512 KiB, and bytes copied without a
  * reference after the first change (counted from the mm_filemap_read_rcu
- * tracepoint), so that it cannot pass on the slow path alone.  The cases
+ * tracepoint of our patch 13, a hook: one probe for the suite, filtered
+ * to the case's files), so that it cannot pass on the slow path alone;
+ * without the tracepoint that check is skipped, named, and the words and
+ * reads still decide.  On a kernel without the series (no
+ * CONFIG_PAGE_RCU_FREE) every case skips, saying so.  The cases
  * log their seed; booting with lockless_read_race_kunit.seed=<seed>
  * replays the choices (not the timing).  The debug run boots with
  * page_poison=1, so that a page freed early also reads as poison.
@@ -66,8 +70,6 @@
 static unsigned int seed;
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)");
-
-#if defined(CONFIG_PAGE_RCU_FREE)
 
 /* Reads each case checks after its first change */
 #define RACE_READS		250000L
@@ -590,14 +592,14 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind,
 
 /* Stop the readers and judge */
 static void race_end(struct kunit *test, struct race *race, const char *what,
-		     unsigned long ops, long reads,
-		     struct lr_count *cnt, const struct lr_stat *s0)
+		     unsigned long ops, long reads, bool counted,
+		     const struct lr_stat *s0)
 {
 	struct lr_stat s1;
 	int i;
 
 	race_stop(race);
-	lr_count_now(cnt, &s1);
+	lr_now(test, &s1);
 	reads = atomic_long_read(&race->reads) - reads;
 	kunit_info(test, "%s: %lu in %u steps; %ld reads checked after the first (%ld longer than 512 KiB); %lu KiB copied without a reference\n",
 		   what, ops, race->gen - 1, reads,
@@ -620,9 +622,10 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 	KUNIT_EXPECT_GT_MSG(test, ops, 0UL, "the %s never happened", what);
 	KUNIT_EXPECT_GT_MSG(test, atomic_long_read(&race->long_reads), 0L,
 			    "no read longer than 512 KiB was checked");
-	KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
-			    "nothing was copied without a reference after the first of the %s",
-			    what);
+	if (counted)
+		KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
+				    "nothing was copied without a reference after the first of the %s",
+				    what);
 }
 
 /*
@@ -644,21 +647,22 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 {
 	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
 	u32 s = seed ?: get_random_u32() ?: 1;
-	struct lr_count *cnt;
 	struct lr_stat s0;
 	unsigned long ops;
 	struct race *race;
+	bool counted;
 	long reads;
 
 	if (num_online_cpus() < 2)
-		kunit_skip(test, "%u CPU online: the readers need CPUs to race on",
+		kunit_skip(test, "machine: %u CPU online: the readers need CPUs to race on",
 			   num_online_cpus());
-	cnt = lr_count_start(test);
 	kunit_info(test, "seed %u (boot with lockless_read_race_kunit.seed=%u to make the same choices)\n",
 		   s, s);
 	race = race_start(test, kind, s);
+	counted = lr_watch(test, race->f[0].lf, "bytes copied without a reference") &&
+		  lr_watch(test, race->f[1].lf, "bytes copied without a reference");
 	ops = step(test, race, ++race->gen);
-	lr_count_now(cnt, &s0);
+	lr_now(test, &s0);
 	reads = atomic_long_read(&race->reads);
 	while (atomic_long_read(&race->reads) - reads < RACE_READS) {
 		if (time_after(jiffies, deadline)) {
@@ -671,7 +675,7 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 		ops += step(test, race, ++race->gen);
 		cond_resched();
 	}
-	race_end(test, race, what, ops, reads, cnt, &s0);
+	race_end(test, race, what, ops, reads, counted, &s0);
 }
 
 static void race_fallocate(struct kunit *test, struct race *race,
@@ -755,7 +759,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 }
 
 /* Truncation: short reads end at a plausible EOF, freed tails stay intact */
-static void lockless_race_truncate(struct kunit *test)
+static void lockless_read_race_truncate(struct kunit *test)
 {
 	race_run(test, LR_TMPFS, "truncations", race_truncate_step);
 }
@@ -767,7 +771,7 @@ race_hole_punch_step(struct kunit *test, struct race *race, u32 gen)
 }
 
 /* Hole punch and rewrite of hot ranges of A and B (64 KiB, or B's PMD) */
-static void lockless_race_hole_punch(struct kunit *test)
+static void lockless_read_race_hole_punch(struct kunit *test)
 {
 	race_run(test, LR_TMPFS, "hole punches", race_hole_punch_step);
 }
@@ -779,7 +783,7 @@ race_fallocate_step(struct kunit *test, struct race *race, u32 gen)
 }
 
 /* Punch and fallocate hot ranges (zeroes), write over them (A) or undo (B) */
-static void lockless_race_fallocate(struct kunit *test)
+static void lockless_read_race_fallocate(struct kunit *test)
 {
 	race_run(test, LR_TMPFS, "fallocations", race_fallocate_step);
 }
@@ -833,7 +837,7 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 }
 
 /* Split of hot PMD-size folios under the readers, then punch and rewrite */
-static void lockless_race_split(struct kunit *test)
+static void lockless_read_race_split(struct kunit *test)
 {
 	race_run(test, LR_TMPFS_HUGE, "splits", race_split_step);
 }
@@ -916,7 +920,7 @@ race_migration_step(struct kunit *test, struct race *race, u32 gen)
  * Migration of hot folios of A and B (PMD-size ones in B) while they are
  * read; no rewrite, so every word must be exactly generation 1.
  */
-static void lockless_race_migration(struct kunit *test)
+static void lockless_read_race_migration(struct kunit *test)
 {
 	race_run(test, LR_TMPFS, "migrations", race_migration_step);
 }
@@ -936,11 +940,24 @@ race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 }
 
 /* Swap-out of hot folios while they are read; needs a swap device */
-static void lockless_race_swap_out(struct kunit *test)
+static void lockless_read_race_swap_out(struct kunit *test)
 {
 	if (!total_swap_pages)
-		kunit_skip(test, "no swap device in this guest (total_swap_pages is 0)");
+		kunit_skip(test, "machine: no swap device in this guest (total_swap_pages is 0)");
 	race_run(test, LR_TMPFS, "swap-outs", race_swap_out_step);
+}
+
+/* The suite's probe of mm_filemap_read_rcu, each case's through test->priv */
+static struct lr_trace lockless_race_trace;
+
+static int lockless_race_suite_init(struct kunit_suite *suite)
+{
+	return lr_trace_suite_init(&lockless_race_trace);
+}
+
+static void lockless_race_suite_exit(struct kunit_suite *suite)
+{
+	lr_trace_suite_exit(&lockless_race_trace);
 }
 
 /*
@@ -949,43 +966,27 @@ static void lockless_race_swap_out(struct kunit *test)
  */
 static int lockless_race_init(struct kunit *test)
 {
+	lr_trace_case_init(test, &lockless_race_trace);
+	lr_require_rcu_free(test);
 	if (lr_switch_exists(test))
 		lr_switch(test, true);
 	return 0;
 }
 
 static struct kunit_case lockless_read_race_cases[] = {
-	KUNIT_CASE_SLOW(lockless_race_truncate),
-	KUNIT_CASE_SLOW(lockless_race_hole_punch),
-	KUNIT_CASE_SLOW(lockless_race_fallocate),
-	KUNIT_CASE_SLOW(lockless_race_split),
-	KUNIT_CASE_SLOW(lockless_race_migration),
-	KUNIT_CASE_SLOW(lockless_race_swap_out),
+	KUNIT_CASE_SLOW(lockless_read_race_truncate),
+	KUNIT_CASE_SLOW(lockless_read_race_hole_punch),
+	KUNIT_CASE_SLOW(lockless_read_race_fallocate),
+	KUNIT_CASE_SLOW(lockless_read_race_split),
+	KUNIT_CASE_SLOW(lockless_read_race_migration),
+	KUNIT_CASE_SLOW(lockless_read_race_swap_out),
 	{}
 };
-
-#else
-
-static int lockless_race_init(struct kunit *test)
-{
-	return 0;
-}
-
-/* Without reads that take no reference there is nothing to race */
-static void lockless_race_skipped(struct kunit *test)
-{
-	kunit_skip(test, "CONFIG_PAGE_RCU_FREE is off (rcu-free not applied)");
-}
-
-static struct kunit_case lockless_read_race_cases[] = {
-	KUNIT_CASE_SLOW(lockless_race_skipped),
-	{}
-};
-
-#endif
 
 static struct kunit_suite lockless_read_race_suite = {
 	.name = "lockless_read_race",
+	.suite_init = lockless_race_suite_init,
+	.suite_exit = lockless_race_suite_exit,
 	.init = lockless_race_init,
 	.test_cases = lockless_read_race_cases,
 };

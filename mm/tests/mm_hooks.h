@@ -106,4 +106,34 @@ static inline void filemap_get_read_batch(struct address_space *mapping,
 					  struct folio_batch *fbatch) { }
 #endif
 
+/*
+ * The lockless_copy suite: the exports it unit-tests (static in the
+ * seed).  Stand-ins where absent: never called.
+ */
+#include <linux/mm_types.h>
+#include <linux/xarray.h>
+
+#if !MM_HOOK(FILEMAP_READ_RCU_CAN_COPY)
+static inline bool filemap_read_rcu_can_copy(struct folio *folio,
+					     pgoff_t index)
+{
+	return false;
+}
+#endif
+#if !MM_HOOK(FILEMAP_READ_RCU_LOOKUP)
+static inline struct folio *filemap_read_rcu_lookup(struct xa_state *xas,
+						    pgoff_t index)
+{
+	return NULL;
+}
+#endif
+#if !MM_HOOK(FILEMAP_READ_RCU_IN_SLOT)
+static inline bool filemap_read_rcu_in_slot(struct xa_state *xas,
+					    pgoff_t index,
+					    struct folio *folio)
+{
+	return false;
+}
+#endif
+
 #endif /* MM_TESTS_MM_HOOKS_H */

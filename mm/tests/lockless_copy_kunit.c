@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of the decisions a read without folio references makes
+ * (rcu-free series, patches 13, 14 and 17): which folios it may copy from
+ * (filemap_read_rcu_can_copy()), whether the folio it found is still in
+ * its slot after the copy (filemap_read_rcu_in_slot()), when it may leave
+ * folio_mark_accessed() out, and that a poisoned page of a hot large folio
+ * is not copied.
+ *
+ * The first three are unit tests of functions our implementation exports
+ * for KUnit (hooks: the seed has them static): on a kernel without the
+ * export, those cases skip whole, naming it; no read could tell which of
+ * the refusals refused.  The poisoned page is seen by what a read returns.
+ * On a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case
+ * skips, saying so.
+ */
+
+#include <kunit/test.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/page_idle.h>
+#include <linux/pagemap.h>
+#include <linux/sizes.h>
+#include <linux/swap.h>
+
+#include "../internal.h"
+#include "../page_alloc.h"
+#include "lockless_read.h"
+
+/* --------------------------------------------- filemap_read_rcu_can_copy */
+
+enum {
+	LR_RCU_FREE = BIT(0),
+	LR_UPTODATE = BIT(1),
+	LR_READAHEAD = BIT(2),	/* PG_reclaim on a swap-backed folio */
+	LR_DROPBEHIND = BIT(3),
+	LR_HWPOISON = BIT(4),
+	LR_HAS_HWPOISONED = BIT(5),
+	LR_SWAPBACKED = BIT(6),
+};
+
+#define LR_OK	(LR_RCU_FREE | LR_UPTODATE)
+
+/* A folio of the case's own, its flags, and the index asked about */
+struct can_copy_case {
+	const char *name;
+	unsigned int order;
+	pgoff_t index;		/* the folio's index */
+	pgoff_t at;		/* the index asked about */
+	unsigned long set;	/* LR_* flags to set */
+};
+
+static const struct can_copy_case accepted_cases[] = {
+	{ "order-0, PG_rcu_free and uptodate", 0, 8, 8, LR_OK },
+	{ "order-2, asked at its third page", 2, 8, 10, LR_OK },
+	{ "shmem folio with PG_reclaim (not readahead there)", 0, 8, 8,
+	  LR_OK | LR_READAHEAD | LR_SWAPBACKED },
+};
+
+static const struct can_copy_case refused_cases[] = {
+	{ "no PG_rcu_free", 0, 8, 8, LR_UPTODATE },
+	{ "not uptodate", 0, 8, 8, LR_RCU_FREE },
+	{ "readahead folio", 0, 8, 8, LR_OK | LR_READAHEAD },
+	{ "dropbehind folio", 0, 8, 8, LR_OK | LR_DROPBEHIND },
+	{ "order-0 asked at another index (a split under way)", 0, 8, 9,
+	  LR_OK },
+	{ "hwpoisoned page", 0, 8, 8, LR_OK | LR_HWPOISON },
+	{ "order-2 with PG_has_hwpoisoned", 2, 8, 10,
+	  LR_OK | LR_HAS_HWPOISONED },
+};
+
+KUNIT_ARRAY_PARAM_DESC(accepted, accepted_cases, name);
+KUNIT_ARRAY_PARAM_DESC(refused, refused_cases, name);
+
+/*
+ * What filemap_read_rcu_can_copy() says of a folio of the case's own with
+ * the flags of @c set by hand (cleared again before it is freed).
+ */
+static bool can_copy(struct kunit *test, const struct can_copy_case *c)
+{
+	struct folio *folio;
+	bool got;
+
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_CAN_COPY);
+	folio = folio_alloc(GFP_KERNEL, c->order);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio->index = c->index;
+	if (c->set & LR_RCU_FREE)
+		folio_set_rcu_free(folio);
+	if (c->set & LR_UPTODATE)
+		folio_mark_uptodate(folio);
+	if (c->set & LR_SWAPBACKED)
+		__folio_set_swapbacked(folio);
+	if (c->set & LR_READAHEAD)
+		folio_set_readahead(folio);
+	if (c->set & LR_DROPBEHIND)
+		folio_set_dropbehind(folio);
+	if (c->set & LR_HWPOISON)
+		folio_set_hwpoison(folio);
+	if (c->set & LR_HAS_HWPOISONED)
+		folio_set_has_hwpoisoned(folio);
+
+	got = filemap_read_rcu_can_copy(folio, c->at);
+
+	folio_clear_rcu_free(folio);
+	folio_clear_uptodate(folio);
+	__folio_clear_swapbacked(folio);
+	folio_clear_readahead(folio);
+	folio_clear_dropbehind(folio);
+	folio_clear_hwpoison(folio);
+	if (folio_test_large(folio))
+		folio_clear_has_hwpoisoned(folio);
+	folio->index = 0;
+	folio_put(folio);
+	return got;
+}
+
+/* Patches 13, 14, 17: a flagged, uptodate folio may be copied from */
+static void lockless_copy_accepts(struct kunit *test)
+{
+	const struct can_copy_case *c = test->param_value;
+
+	KUNIT_EXPECT_TRUE_MSG(test, can_copy(test, c), "refused: %s", c->name);
+}
+
+/* Patches 13, 14, 17: each reason not to copy without a reference */
+static void lockless_copy_refuses(struct kunit *test)
+{
+	const struct can_copy_case *c = test->param_value;
+
+	KUNIT_EXPECT_FALSE_MSG(test, can_copy(test, c), "accepted: %s",
+			       c->name);
+}
+
+/* ------------------------------------------------ filemap_read_rcu_in_slot */
+
+/*
+ * The re-check after i_size, filemap_read_rcu_in_slot() (patch 14), against
+ * what a racing truncation, hole punch or split does to the slot a lookup
+ * found.  An xa_state is kept across a punch or a split, which sleep,
+ * outside RCU: its node stays in the tree, as it still holds the file's
+ * other entries.  Only pointers are compared afterwards.
+ */
+
+/* A fresh xa_state of @lf's page cache */
+#define LR_XAS(lf)	\
+	((struct xa_state)__XA_STATE(&(lf)->file->f_mapping->i_pages, 0, 0, 0))
+
+/* filemap_read_rcu_lookup() of @index, and in_slot() of @at, with @xas */
+static struct folio *slot_lookup(struct xa_state *xas, pgoff_t index,
+				 pgoff_t at, bool *in)
+{
+	struct folio *folio;
+
+	rcu_read_lock();
+	folio = filemap_read_rcu_lookup(xas, index);
+	*in = folio && filemap_read_rcu_in_slot(xas, at, folio);
+	rcu_read_unlock();
+	return folio;
+}
+
+static void slot_require(struct kunit *test)
+{
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_LOOKUP);
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_IN_SLOT);
+}
+
+/* An order-0 folio is found in its own slot */
+static void lockless_copy_in_slot_order0(struct kunit *test)
+{
+	struct xa_state xas;
+	struct lr_file *lf;
+	bool in;
+
+	slot_require(test);
+	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
+	xas = LR_XAS(lf);
+
+	lr_file_write(test, lf, 0, lf->size, 3);
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1, &in));
+	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
+}
+
+/*
+ * An index past the node the lookup found is not the folio's: its slot
+ * number would wrap around to the folio's own slot.  A split in progress
+ * leaves a folio in every slot of a node, so the index a racy order gives
+ * must not reach beyond it.
+ */
+static void lockless_copy_in_slot_past_node(struct kunit *test)
+{
+	struct xa_state xas;
+	struct lr_file *lf;
+	bool in;
+
+	slot_require(test);
+	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
+	xas = LR_XAS(lf);
+
+	lr_file_write(test, lf, 0, lf->size, 3);
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1 + XA_CHUNK_SIZE,
+						&in));
+	KUNIT_EXPECT_FALSE_MSG(test, in,
+			       "index past the lookup's node found the folio");
+}
+
+/* A one-page file's only entry has no node: index 1 is not the folio's */
+static void lockless_copy_in_slot_one_page_file(struct kunit *test)
+{
+	struct xa_state xas, past;
+	struct lr_file *lf;
+	bool in;
+
+	slot_require(test);
+	lf = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
+	xas = LR_XAS(lf);
+	past = LR_XAS(lf);
+
+	lr_file_write(test, lf, 0, lf->size, 4);
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 0, 0, &in));
+	KUNIT_EXPECT_TRUE_MSG(test, in, "folio not found at 0");
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&past, 0, 1, &in));
+	KUNIT_EXPECT_FALSE_MSG(test, in, "index 1 found the folio at 0");
+}
+
+/* A hole punch takes an order-0 folio out of its slot */
+static void lockless_copy_in_slot_after_punch(struct kunit *test)
+{
+	struct xa_state xas;
+	struct lr_file *lf;
+	struct folio *folio;
+	bool in;
+
+	slot_require(test);
+	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
+	xas = LR_XAS(lf);
+
+	lr_file_write(test, lf, 0, lf->size, 3);
+	folio = slot_lookup(&xas, 1, 1, &in);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_TRUE(test, in);
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_PUNCH_HOLE |
+					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE,
+					    PAGE_SIZE), 0);
+	rcu_read_lock();
+	in = filemap_read_rcu_in_slot(&xas, 1, folio);
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE_MSG(test, in, "punched-out folio still in its slot");
+}
+
+/* A PMD-size file with its folio at 0, looked up at 0 into @xas */
+static struct folio *slot_pmd(struct kunit *test, struct lr_file **lfp,
+			      struct xa_state *xas)
+{
+	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	struct folio *pmd;
+	bool in;
+
+	lr_file_write(test, lf, 0, lf->size, 5);
+	lr_need_pmd_folio(test, lf, 0);
+	*xas = LR_XAS(lf);
+	pmd = slot_lookup(xas, 0, 0, &in);
+	KUNIT_ASSERT_NOT_NULL(test, pmd);
+	*lfp = lf;
+	return pmd;
+}
+
+/* A PMD folio is found also from the slot of its last page (a sibling) */
+static void lockless_copy_in_slot_pmd_sibling(struct kunit *test)
+{
+	struct xa_state xas;
+	struct lr_file *lf;
+	struct folio *pmd;
+	bool in;
+
+	slot_require(test);
+	pmd = slot_pmd(test, &lf, &xas);
+	rcu_read_lock();
+	in = filemap_read_rcu_in_slot(&xas, HPAGE_PMD_NR - 1, pmd);
+	rcu_read_unlock();
+	KUNIT_EXPECT_TRUE_MSG(test, in,
+			      "PMD folio not found from its last page's slot");
+}
+
+/* Split the PMD folio @pmd of @lf */
+static void slot_split(struct kunit *test, struct lr_file *lf,
+		       struct folio *pmd)
+{
+	struct folio *f = filemap_get_folio(lf->file->f_mapping, 0);
+	int err = -EBUSY;
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(f));
+	folio_lock(f);
+	if (f == pmd && folio_test_large(f))
+		err = split_folio(f);
+	folio_unlock(f);
+	folio_put(f);
+	KUNIT_ASSERT_EQ_MSG(test, err, 0, "split of the PMD folio failed");
+}
+
+/* Once split, a PMD folio is in none of its slots, first nor last */
+static void lockless_copy_in_slot_after_split(struct kunit *test)
+{
+	bool in_first, in_last;
+	struct xa_state xas;
+	struct lr_file *lf;
+	struct folio *pmd;
+
+	slot_require(test);
+	pmd = slot_pmd(test, &lf, &xas);
+	slot_split(test, lf, pmd);
+	rcu_read_lock();
+	in_first = filemap_read_rcu_in_slot(&xas, 0, pmd);
+	in_last = filemap_read_rcu_in_slot(&xas, HPAGE_PMD_NR - 1, pmd);
+	rcu_read_unlock();
+	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
+	KUNIT_EXPECT_FALSE_MSG(test, in_last,
+			       "split folio still in its last page's slot");
+}
+
+/*
+ * After a split a lookup ends in a node of 64 order-0 slots: the folio is
+ * in its slot there, and an index past that node is not the folio's.
+ */
+static void lockless_copy_in_slot_past_split_node(struct kunit *test)
+{
+	const pgoff_t at = HPAGE_PMD_NR - 12;
+	struct xa_state xas, cxas, pxas;
+	struct lr_file *lf;
+	struct folio *pmd;
+	bool in;
+
+	slot_require(test);
+	pmd = slot_pmd(test, &lf, &xas);
+	slot_split(test, lf, pmd);
+	cxas = LR_XAS(lf);
+	pxas = LR_XAS(lf);
+
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&cxas, at, at, &in));
+	KUNIT_EXPECT_TRUE_MSG(test, in, "folio of the split not in its slot");
+	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&pxas, at, at + XA_CHUNK_SIZE,
+						&in));
+	KUNIT_EXPECT_FALSE_MSG(test, in,
+			       "index past the split's node found the folio");
+}
+
+/* ------------------------------------------- folio_may_skip_mark_accessed */
+
+/* Not in the tree (LOCKLESS_READ_KUNIT_HAVE_SKIP_MARK_ACCESSED): never called */
+#if !IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_SKIP_MARK_ACCESSED)
+static inline bool folio_may_skip_mark_accessed(struct folio *folio)
+{
+	return false;
+}
+#endif
+
+/* The LRU a skip case runs under */
+struct lru_mode {
+	const char *name;
+	bool lru_gen;
+};
+
+static const struct lru_mode lru_modes[] = {
+	{ "classic LRU", false },
+	{ "multi-gen LRU", true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(lru_mode, lru_modes, name);
+
+/* /sys/kernel/mm/lru_gen/enabled as a case found it */
+struct lru_gen_saved {
+	struct file *file;
+	char caps[16];
+	ssize_t len;
+	bool was_enabled;
+};
+
+/* A restore that fails leaves the system in the other LRU: say so loudly */
+static void lru_gen_restore(void *arg)
+{
+	struct lru_gen_saved *sv = arg;
+	loff_t pos = 0;
+	ssize_t ret;
+
+	ret = kernel_write(sv->file, sv->caps, sv->len, &pos);
+	WARN(ret != sv->len || lru_gen_enabled() != sv->was_enabled,
+	     "lockless_copy: lru_gen/enabled not restored to %.*s (%zd)\n",
+	     (int)sv->len, sv->caps, ret);
+}
+
+/*
+ * Switch the multi-gen LRU on or off for the case, through its sysfs file,
+ * as an administrator would: lru_gen_change_state() moves every folio to
+ * the other LRU while the system runs, which the kernel supports at any
+ * time.  A KUnit action writes back the value found when the case ends
+ * (and warns if that fails).
+ */
+static void lru_gen_switch(struct kunit *test, bool on)
+{
+	struct lru_gen_saved *sv;
+	struct vfsmount *mnt;
+	loff_t pos = 0;
+
+	if (!IS_ENABLED(CONFIG_LRU_GEN))
+		kunit_skip(test, "config: CONFIG_LRU_GEN is off: no multi-gen LRU to switch on");
+	sv = kunit_kzalloc(test, sizeof(*sv), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sv);
+	mnt = mm_test_mount(test, "sysfs", NULL);
+	sv->file = file_open_root_mnt(mnt, "kernel/mm/lru_gen/enabled", O_RDWR, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(sv->file), "open lru_gen/enabled: %ld",
+			       PTR_ERR(sv->file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
+							sv->file), 0);
+	sv->len = kernel_read(sv->file, sv->caps, sizeof(sv->caps) - 1, &pos);
+	KUNIT_ASSERT_GT(test, sv->len, 0);
+	sv->was_enabled = lru_gen_enabled();
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, lru_gen_restore,
+							sv), 0);
+	pos = 0;
+	KUNIT_ASSERT_EQ(test, kernel_write(sv->file, on ? "y" : "n", 1, &pos), 1);
+	KUNIT_ASSERT_EQ(test, lru_gen_enabled(), on);
+}
+
+/* What folio_mark_accessed() may change, besides PG_idle */
+#define MARK_ACCESSED_FLAGS	(BIT(PG_referenced) | BIT(PG_active) | \
+				 BIT(PG_workingset) | LRU_REFS_MASK)
+/* What the skip case sets: the above, PG_unevictable and PG_dropbehind */
+#define SKIP_CASE_FLAGS		(MARK_ACCESSED_FLAGS | BIT(PG_unevictable) | \
+				 BIT(PG_dropbehind))
+
+/* The bits of a combination the skip case tries */
+enum {
+	SK_REF, SK_ACTIVE, SK_UNEVICTABLE, SK_IDLE, SK_DROPBEHIND,
+	SK_WORKINGSET, SK_REFS_FULL, NR_SK
+};
+
+/* Set the flags of combination @combo on @folio */
+static void skip_combo_set(struct folio *folio, unsigned int combo)
+{
+	unsigned long set = 0;
+
+	if (combo & BIT(SK_REF))
+		set |= BIT(PG_referenced);
+	if (combo & BIT(SK_ACTIVE))
+		set |= BIT(PG_active);
+	if (combo & BIT(SK_UNEVICTABLE))
+		set |= BIT(PG_unevictable);
+	if (combo & BIT(SK_DROPBEHIND))
+		set |= BIT(PG_dropbehind);
+	if (combo & BIT(SK_WORKINGSET))
+		set |= BIT(PG_workingset);
+	if (combo & BIT(SK_REFS_FULL))
+		set |= LRU_REFS_MASK;
+	set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, set);
+	if (combo & BIT(SK_IDLE))
+		folio_set_idle(folio);
+	else
+		folio_clear_idle(folio);
+}
+
+/*
+ * Patch 13: a read without references leaves folio_mark_accessed() out only
+ * where the call would change nothing.  For every combination of the flags
+ * folio_may_skip_mark_accessed() reads, under the classic and the
+ * multi-gen LRU: where it says skip, folio_mark_accessed() on the same
+ * folio leaves the LRU flags, the refs counter and PG_idle as they were
+ * (so an access recorded the slow way is never lost); and some
+ * combinations do skip (the case is not passed by never skipping).
+ */
+static void lockless_copy_skip_mark_accessed_changes_nothing(struct kunit *test)
+{
+	const struct lru_mode *m = test->param_value;
+	unsigned int combo, skipped = 0;
+	struct folio *folio;
+
+	if (!IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_SKIP_MARK_ACCESSED))
+		kunit_skip(test,
+			   "not applied: no folio_may_skip_mark_accessed() (our rcu-free 13) in mm/internal.h");
+	if (lru_gen_enabled() != m->lru_gen)
+		lru_gen_switch(test, m->lru_gen);
+	folio = folio_alloc(GFP_KERNEL, 0);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+
+	for (combo = 0; combo < BIT(NR_SK); combo++) {
+		unsigned long before, after;
+		bool idle_before, idle_after;
+
+		if ((combo & BIT(SK_ACTIVE)) && (combo & BIT(SK_UNEVICTABLE)))
+			continue;	/* never both */
+		skip_combo_set(folio, combo);
+		before = folio->flags.f & MARK_ACCESSED_FLAGS;
+		idle_before = folio_test_idle(folio);
+		if (!folio_may_skip_mark_accessed(folio))
+			continue;
+		skipped++;
+		folio_mark_accessed(folio);
+		after = folio->flags.f & MARK_ACCESSED_FLAGS;
+		idle_after = folio_test_idle(folio);
+		KUNIT_EXPECT_EQ_MSG(test, after, before,
+				    "%s: skipped, but the access would change flags %#lx (set %#x)",
+				    m->name, after ^ before, combo);
+		KUNIT_EXPECT_EQ_MSG(test, idle_after, idle_before,
+				    "%s: skipped, but the access would clear PG_idle (set %#x)",
+				    m->name, combo);
+	}
+	set_mask_bits(&folio->flags.f, SKIP_CASE_FLAGS, 0);
+	folio_clear_idle(folio);
+	folio_put(folio);
+	KUNIT_EXPECT_GT_MSG(test, skipped, 0U, "%s: no combination skipped",
+			    m->name);
+}
+
+/* ------------------------------------------------------------ hwpoison */
+
+/* A tmpfs file with a poisoned page: in a PMD-size folio or alone */
+struct hwpoison_case {
+	const char *name;
+	enum lr_kind kind;
+};
+
+static const struct hwpoison_case hwpoison_cases[] = {
+	{ "page of a PMD folio without PG_has_hwpoisoned", LR_TMPFS_HUGE },
+	{ "order-0 folio", LR_TMPFS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(hwpoison, hwpoison_cases, name);
+
+/*
+ * Patches 13, 14: in a hot tmpfs file, a page with PG_hwpoison is not
+ * copied without a reference; the read of it fails as shmem's own path
+ * fails it, and the page before it is read.  In a PMD-size folio the
+ * folio lacks PG_has_hwpoisoned (as while a split runs: it clears the
+ * folio's flag before the new folios get theirs).  The flag is set and
+ * cleared by hand.
+ */
+static void lockless_copy_hwpoison_page_not_read(struct kunit *test)
+{
+	const struct hwpoison_case *c = test->param_value;
+	struct lr_file *lf;
+	struct page *page;
+	ssize_t at, before;
+
+	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off (no PG_hwpoison)");
+	lf = lr_file_create(test, c->kind, SZ_2M);
+	lr_file_write(test, lf, 0, lf->size, 6);
+	if (c->kind == LR_TMPFS_HUGE)
+		lr_need_pmd_folio(test, lf, 0);
+	lr_make_hot(test, lf);
+	page = find_get_page(lf->file->f_mapping, 5);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	SetPageHWPoison(page);
+	at = lr_read_at(lf->file, 5 * PAGE_SIZE, 16);
+	before = lr_read_at(lf->file, 4 * PAGE_SIZE, 16);
+	ClearPageHWPoison(page);
+	put_page(page);
+	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "%s: the page with PG_hwpoison was read",
+			    c->name);
+	KUNIT_EXPECT_EQ(test, before, 16);
+}
+
+static int lockless_copy_test_init(struct kunit *test)
+{
+	lr_require_rcu_free(test);
+	lr_wait_deferred();
+	if (lr_switch_exists(test))
+		lr_switch(test, true);
+	return 0;
+}
+
+static void lockless_copy_test_exit(struct kunit *test)
+{
+	lr_wait_deferred();
+}
+
+static struct kunit_case lockless_copy_cases[] = {
+	KUNIT_CASE_PARAM(lockless_copy_accepts, accepted_gen_params),
+	KUNIT_CASE_PARAM(lockless_copy_refuses, refused_gen_params),
+	KUNIT_CASE(lockless_copy_in_slot_order0),
+	KUNIT_CASE(lockless_copy_in_slot_past_node),
+	KUNIT_CASE(lockless_copy_in_slot_one_page_file),
+	KUNIT_CASE(lockless_copy_in_slot_after_punch),
+	KUNIT_CASE(lockless_copy_in_slot_pmd_sibling),
+	KUNIT_CASE(lockless_copy_in_slot_after_split),
+	KUNIT_CASE(lockless_copy_in_slot_past_split_node),
+	KUNIT_CASE_PARAM(lockless_copy_skip_mark_accessed_changes_nothing,
+			 lru_mode_gen_params),
+	KUNIT_CASE_PARAM(lockless_copy_hwpoison_page_not_read,
+			 hwpoison_gen_params),
+	{}
+};
+
+static struct kunit_suite lockless_copy_suite = {
+	.name = "lockless_copy",
+	.init = lockless_copy_test_init,
+	.exit = lockless_copy_test_exit,
+	.test_cases = lockless_copy_cases,
+};
+
+kunit_test_suite(lockless_copy_suite);
+
+MODULE_DESCRIPTION("KUnit tests of what a read without folio references may copy");
+MODULE_LICENSE("GPL");
