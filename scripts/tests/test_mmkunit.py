@@ -325,24 +325,26 @@ class TestTreeAndSeries(unittest.TestCase):
 		self.assertTrue(bench)
 		self.assertLessEqual(bench, syms(cfg + 'mm_bench.config'))
 
-	# rcu_free lists its cases twice: the real list, and the same names as
-	# empty functions for a kernel without CONFIG_DEBUG_PAGE_RCU_FREE (each
-	# then skips, with the reason, instead of vanishing from the results);
-	# the two lists must name the same cases in the same order
-	def test_rcu_free_not_built_list_in_step(self):
-		with open(os.path.join(REPO, 'mm/tests/rcu_free_kunit.c')) as f:
-			src = f.read()
-		real, not_built = src.split('#else /* !CONFIG_DEBUG_PAGE_RCU_FREE */')
-		real = real[real.rindex('static struct kunit_case rcu_free_test_cases[]'):]
-		order = [m.group(1) or m.group(2) for m in re.finditer(
-			r'KUNIT_CASE(?:_PARAM)?\((\w+)|\b(DRAIN_\w+_CASE),', real)]
-		order = [{'DRAIN_DECISION_CASE': 'rcu_free_drain_decision',
-			  'DRAIN_STREAK_CASE': 'rcu_free_drain_streak'}.get(n, n) for n in order]
-		stubs = re.findall(r'^RCU_FREE_NOT_BUILT\((\w+)\)', not_built, re.M)
-		listed = re.findall(r'KUNIT_CASE\((\w+)\)', not_built)
-		self.assertGreater(len(order), 20)
-		self.assertEqual(stubs, order)
-		self.assertEqual(listed, order)
+	# the rcu_free_* suites: one case table each, and docs/rcu-free.rst's
+	# case table names the same cases in the same order (suites in the
+	# order of the Makefile)
+	def test_rcu_free_case_tables_match_docs(self):
+		with open(os.path.join(REPO, 'mm/tests/Makefile')) as f:
+			make = f.read()
+		cases = []
+		for name in re.findall(r'(rcu_free_\w+_kunit)\.o', make):
+			with open(os.path.join(REPO, 'mm/tests', name + '.c')) as f:
+				src = f.read()
+			tables = re.findall(r'static struct kunit_case \w+\[\] = \{(.*?)\n\};',
+					    src, re.S)
+			self.assertEqual(len(tables), 1, name)
+			cases += re.findall(r'KUNIT_CASE(?:_PARAM)?\((\w+)', tables[0])
+		with open(os.path.join(REPO, 'docs/rcu-free.rst')) as f:
+			doc = f.read()
+		doc = doc[doc.index('The suites: '):doc.index('Seen failing')]
+		documented = re.findall(r'^(rcu_free_\w+)', doc, re.M)
+		self.assertGreater(len(cases), 20)
+		self.assertEqual(documented, cases)
 
 	@mock.patch.dict(os.environ, {'SERIES': '', 'APPLIED': ''})
 	def test_variants(self):

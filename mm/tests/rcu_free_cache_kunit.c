@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for flagged page cache folios (rcu-free series, patches 1
+ * and 2): a split passes PG_rcu_free on to every new folio, and splice no
+ * longer steals a page cache folio, which a reader without a reference
+ * may still be copying from.
+ */
+
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/splice.h>
+#include <linux/swap.h>
+
+#include "rcu_free_helpers.h"
+
+/* Splitting a flagged PMD-size tmpfs folio flags every new folio */
+static void rcu_free_cache_split_inherits_flag(struct kunit *test)
+{
+	struct vfsmount *mnt;
+	struct folio *folio;
+	struct file *file;
+	pgoff_t index, nr, flagged = 0;
+	unsigned int order;
+	loff_t pos = 0;
+	ssize_t ret;
+	void *data;
+	int split;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		kunit_skip(test, "config: CONFIG_TRANSPARENT_HUGEPAGE is off");
+	nr = HPAGE_PMD_NR;
+	mnt = mm_test_mount(test, "tmpfs", "always");
+	file = rfk_case_file(test, mnt, "split");
+	data = kunit_kzalloc(test, HPAGE_PMD_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x3c, HPAGE_PMD_SIZE);
+	ret = kernel_write(file, data, HPAGE_PMD_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, HPAGE_PMD_SIZE);
+	lru_add_drain_all();
+
+	folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	order = folio_order(folio);
+	if (order != HPAGE_PMD_ORDER) {
+		folio_unlock(folio);
+		folio_put(folio);
+		kunit_skip(test, "machine: no PMD-size folio (order %u): memory too fragmented?",
+			   order);
+	}
+	folio_set_rcu_free(folio);
+	split = split_folio(folio);
+	folio_unlock(folio);
+	folio_put(folio);
+
+	for (index = 0; !split && index < nr; index++) {
+		folio = filemap_get_folio(file->f_mapping, index);
+		if (IS_ERR(folio))
+			continue;
+		flagged += folio_test_rcu_free(folio) && !folio_test_large(folio);
+		folio_put(folio);
+	}
+
+	KUNIT_ASSERT_EQ_MSG(test, split, 0, "the split failed");
+	KUNIT_EXPECT_EQ_MSG(test, flagged, nr,
+			    "order-0 folios flagged after the split");
+}
+
+/*
+ * SPLICE_F_MOVE from the page cache: the receiving end cannot steal the
+ * folio from its file, so it copies; the folio stays in the page cache.
+ */
+static void rcu_free_cache_splice_move_copies(struct kunit *test)
+{
+	struct vfsmount *mnt = mm_test_mount(test, "ramfs", NULL);
+	struct pipe_inode_info *pipe;
+	struct folio *spliced, *cached;
+	struct pipe_buffer *buf;
+	struct file *file, *pipes[2];
+	loff_t pos = 0;
+	ssize_t ret;
+	bool stolen;
+	void *data;
+
+	file = rfk_case_file(test, mnt, "spliced");
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x5a, PAGE_SIZE);
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, create_pipe_files(pipes, 0), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
+							pipes[0]), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
+							pipes[1]), 0);
+	pipe = get_pipe_info(pipes[1], false);
+
+	/*
+	 * Make the folio one that stealing used to take: clean, as after
+	 * writeback (ramfs keeps its folios dirty, and a dirty folio cannot
+	 * leave the cache), and without the extra reference of a per-CPU
+	 * LRU batch.
+	 */
+	cached = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(cached));
+	folio_clear_dirty_for_io(cached);
+	folio_unlock(cached);
+	folio_put(cached);
+	lru_add_drain_all();
+
+	pos = 0;
+	pipe_lock(pipe);
+	ret = vfs_splice_read(file, &pos, pipe, PAGE_SIZE, SPLICE_F_MOVE);
+	stolen = false;
+	spliced = NULL;
+	if (ret == PAGE_SIZE) {
+		buf = pipe_buf(pipe, pipe->tail);
+		spliced = page_folio(buf->page);
+		if (!pipe_buf_confirm(pipe, buf))
+			stolen = pipe_buf_try_steal(pipe, buf);
+		if (stolen)
+			folio_unlock(spliced);
+	}
+	pipe_unlock(pipe);
+	cached = filemap_get_folio(file->f_mapping, 0);
+
+	KUNIT_EXPECT_EQ(test, ret, PAGE_SIZE);
+	KUNIT_EXPECT_FALSE_MSG(test, stolen, "a page cache folio was stolen");
+	KUNIT_EXPECT_PTR_EQ(test, cached, spliced);
+	if (!IS_ERR(cached))
+		folio_put(cached);
+}
+
+static struct kunit_case rcu_free_cache_cases[] = {
+	KUNIT_CASE(rcu_free_cache_split_inherits_flag),
+	KUNIT_CASE(rcu_free_cache_splice_move_copies),
+	{}
+};
+
+static struct kunit_suite rcu_free_cache_suite = {
+	.name = "rcu_free_cache",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_cache_cases,
+};
+
+kunit_test_suite(rcu_free_cache_suite);
+
+MODULE_DESCRIPTION("KUnit tests for page cache folios with PG_rcu_free");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,626 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for compaction and the pages waiting for a grace period
+ * (rcu-free series, patch 8): the real compact_zone() loop frees the old
+ * copies of the flagged folios it migrated when an allocation waits for
+ * the block (sync-light direct compaction), and leaves them, and every
+ * other waiting page, alone otherwise.
+ *
+ * Where the hook is there, the cases hold the waiting lists
+ * (rcu_free_hold()), so that only compaction can free what waits, and
+ * check what still waits afterwards; without it those parts are skipped
+ * by name and the migrations, the drains counted, the allocation's
+ * outcome and the grace period of every old copy seen back decide.
+ */
+
+#include <kunit/test.h>
+#include <linux/compaction.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/pagemap.h>
+#include <linux/sort.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+
+#include "rcu_free_helpers.h"
+
+static void require_compaction(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_COMPACTION))
+		kunit_skip(test, "config: CONFIG_COMPACTION is off");
+}
+
+/*
+ * The compaction cases run the real compact_zone() loop on a ZONE_DMA the
+ * case owns page by page, entered as the kernel enters it: direct
+ * compaction from a high-order allocation (sync-light, or async for a
+ * costly order), and /proc/sys/vm/compact_memory (sync, order -1).
+ *
+ *   src: a movable pageblock whose first 8 or 16 pages hold the folios of
+ *        a ramfs file, the only pages of the zone on an LRU;
+ *   dst: a movable pageblock above it whose even pages are free, order-0
+ *        each, the only free pages of the zone: the migration targets;
+ *   everything else is held by the case.
+ *
+ * So no free block of order 3 or more exists until the file's pages are
+ * free again, and compaction can only migrate the file's folios from src
+ * into dst.  The allocations leave kswapd (and the kcompactd it wakes)
+ * alone: nothing else compacts the zone meanwhile.
+ */
+
+/* Migrations of the case's file: the modes tried and the modes that moved */
+struct migrations {
+	bool refuse_async;
+	unsigned long tried, moved;	/* BIT(enum migrate_mode) */
+	int nr_moved;
+};
+
+/*
+ * The case's file is a ramfs inode whose page cache the case fills with
+ * pages of its own (its i_private: the case's struct migrations); its ->migrate_folio() is migrate_folio(), which tmpfs
+ * uses too, and sees the mode of every migration.  Sync modes try
+ * MIGRATE_ASYNC first (migrate_pages_sync()); refusing it makes a folio
+ * move in the mode compaction runs in.
+ */
+static int record_migrate_folio(struct address_space *mapping,
+				struct folio *dst, struct folio *src,
+				enum migrate_mode mode)
+{
+	struct migrations *m = mapping->host->i_private;
+	int ret;
+
+	m->tried |= BIT(mode);
+	if (m->refuse_async && mode == MIGRATE_ASYNC)
+		return -EAGAIN;
+	ret = migrate_folio(mapping, dst, src, mode);
+	if (!ret) {
+		m->moved |= BIT(mode);
+		m->nr_moved++;
+	}
+	return ret;
+}
+
+static const struct address_space_operations record_aops = {
+	.dirty_folio	= noop_dirty_folio,
+	.migrate_folio	= record_migrate_folio,
+};
+
+/* Movable ZONE_DMA pages, without waking kswapd */
+#define DMA_MOVABLE	((GFP_USER & ~__GFP_KSWAPD_RECLAIM) | __GFP_DMA | \
+			 __GFP_MOVABLE)
+
+#define COMPACT_MAX_FOLIOS	16
+/* Pages the unrelated and nothing-waiting cases leave waiting */
+#define NR_UNRELATED		16
+
+struct dma_layout {
+	struct page **pages;	/* [0, 2 * pageblock_nr_pages): src, dst */
+	int nr;			/* entries of @pages; NULL once given back */
+	struct zone *zone;
+	unsigned long src, dst;	/* first pfns of the two pageblocks */
+	struct file *file;
+	unsigned int nr_folios;
+	struct folio *pinned[COMPACT_MAX_FOLIOS];
+	bool flagged, pinning;
+	/* Frees are held back (rcu_free_hold()) */
+	bool held;
+	struct migrations mig;
+};
+
+static void dma_layout_release(void *data)
+{
+	struct dma_layout *l = data;
+	int i;
+
+	/* Unflagged: their free must not wait after the case is over */
+	for (i = 0; i < ARRAY_SIZE(l->pinned); i++) {
+		if (!l->pinned[i])
+			continue;
+		folio_clear_rcu_free(l->pinned[i]);
+		folio_put(l->pinned[i]);
+	}
+	for (i = 0; i < l->nr; i++)
+		if (l->pages[i])
+			__free_page(l->pages[i]);
+}
+
+/* The page at @pfn of the dst block, given back to the allocator */
+static void dma_layout_free(struct dma_layout *l, unsigned long pfn)
+{
+	int i = pageblock_nr_pages + pfn - l->dst;
+
+	__free_page(l->pages[i]);
+	l->pages[i] = NULL;
+}
+
+/* The byte every byte of the file's page @index holds */
+static u8 file_byte(unsigned int index)
+{
+	return 0x40 + index;
+}
+
+static int cmp_page_pfn(const void *a, const void *b)
+{
+	unsigned long pa = page_to_pfn(*(struct page * const *)a);
+	unsigned long pb = page_to_pfn(*(struct page * const *)b);
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+/*
+ * Compaction as after boot: earlier cases left skip hints, cached scanner
+ * positions and deferrals for @order on the zone, and the fill may have
+ * boosted its watermarks.
+ */
+static void compaction_start_afresh(struct zone *zone, int order)
+{
+#ifdef CONFIG_COMPACTION
+	unsigned long pfn, start = zone->zone_start_pfn;
+	unsigned long last = pageblock_start_pfn(zone_end_pfn(zone) - 1);
+
+	for (pfn = pageblock_start_pfn(start); pfn <= last;
+	     pfn += pageblock_nr_pages)
+		clear_pageblock_skip(pfn_to_page(max(pfn, start)));
+	zone->compact_init_migrate_pfn = start;
+	zone->compact_cached_migrate_pfn[0] = start;
+	zone->compact_cached_migrate_pfn[1] = start;
+	zone->compact_init_free_pfn = last;
+	zone->compact_cached_free_pfn = last;
+	compaction_defer_reset(zone, order, true);
+#endif
+	rfk_zone_drop_boost(zone);
+}
+
+/* The lowest order compaction of @zone failed at since its last success */
+static int compact_order_failed(struct zone *zone)
+{
+#ifdef CONFIG_COMPACTION
+	return zone->compact_order_failed;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Lay ZONE_DMA out as above with the file's first @nr_folios pages the
+ * first pages of src, flagged if @flagged, each with an extra reference
+ * if @pinned.  Frees go to the held lists from here on, where the hook
+ * is there; @part says what the case cannot check without it.
+ */
+static struct dma_layout *dma_layout_setup(struct kunit *test,
+					   unsigned int nr_folios,
+					   bool flagged, bool pinned,
+					   const char *part)
+{
+	const unsigned long nr_block = pageblock_nr_pages;
+	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
+	struct page *blocks[8];
+	int ret, j, nr_blocks = 0;
+	struct dma_layout *l;
+	struct page *a, *b;
+	struct folio *folio;
+	unsigned long i;
+
+	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, l);
+	l->pages = rfk_dma_pages(test);
+	l->nr_folios = nr_folios;
+	l->flagged = flagged;
+	l->pinning = pinned;
+	l->file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
+				"compacted");
+	l->file->f_mapping->host->i_private = &l->mig;
+	l->file->f_mapping->a_ops = &record_aops;
+	ret = kunit_add_action_or_reset(test, dma_layout_release, l);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+
+	/*
+	 * Every free pageblock: the lowest is src, the highest dst.  Sync
+	 * compaction isolates all of src before it migrates, and its free
+	 * scanner stops at the end of the pageblock after it: at least one
+	 * pageblock must lie between the two.
+	 */
+	drain_all_pages(NULL);
+	while (nr_blocks < ARRAY_SIZE(blocks)) {
+		blocks[nr_blocks] = alloc_pages(DMA_MOVABLE | __GFP_NORETRY |
+						__GFP_NOWARN, pageblock_order);
+		if (!blocks[nr_blocks])
+			break;
+		split_page(blocks[nr_blocks++], pageblock_order);
+	}
+	sort(blocks, nr_blocks, sizeof(*blocks), cmp_page_pfn, NULL);
+	/* src, dst, then the other blocks, held */
+	if (nr_blocks > 1)
+		swap(blocks[1], blocks[nr_blocks - 1]);
+	for (j = 0; j < nr_blocks; j++)
+		for (i = 0; i < nr_block; i++)
+			l->pages[l->nr++] = blocks[j] + i;
+	if (nr_blocks < 2 ||
+	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
+		kunit_skip(test, "no two free pageblocks in ZONE_DMA with one between (%d free)",
+			   nr_blocks);
+	a = blocks[0];
+	b = blocks[1];
+	l->src = page_to_pfn(a);
+	l->dst = page_to_pfn(b);
+	l->zone = page_zone(a);
+	KUNIT_ASSERT_EQ(test, (int)zone_idx(l->zone), (int)ZONE_DMA);
+	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(a), MIGRATE_MOVABLE,
+			    "src pageblock %#lx", l->src);
+	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(b), MIGRATE_MOVABLE,
+			    "dst pageblock %#lx", l->dst);
+	l->nr = rfk_fill_zone_dma(l->pages, l->nr, false);
+	l->nr = rfk_fill_zone_dma(l->pages, l->nr, true);
+	KUNIT_ASSERT_GT(test, l->nr, (int)(2 * nr_block + NR_UNRELATED));
+
+	l->held = rfk_hold(test, part);
+	for (i = 0; i < nr_folios; i++) {
+		folio = page_folio(l->pages[i]);
+		l->pages[i] = NULL;
+		memset(folio_address(folio), file_byte(i), PAGE_SIZE);
+		ret = filemap_add_folio(l->file->f_mapping, folio, i,
+					GFP_KERNEL);
+		if (ret) {
+			folio_put(folio);
+			KUNIT_FAIL_AND_ABORT(test, "filemap_add_folio: %d", ret);
+		}
+		folio_mark_uptodate(folio);
+		if (flagged)
+			folio_set_rcu_free(folio);
+		folio_unlock(folio);
+		if (pinned)
+			l->pinned[i] = folio;
+		else
+			folio_put(folio);
+	}
+	lru_add_drain_all();
+
+	for (i = 0; i < nr_block; i += 2)
+		dma_layout_free(l, l->dst + i);
+	drain_all_pages(l->zone);
+	kunit_info(test, "ZONE_DMA: src %#lx, dst %#lx, %lu free, min %lu",
+		   l->src, l->dst, zone_page_state(l->zone, NR_FREE_PAGES),
+		   min_wmark_pages(l->zone));
+	return l;
+}
+
+/*
+ * How many of the file's folios left the src pageblock with their data;
+ * a folio that holds other bytes counts as not moved.
+ */
+static unsigned int dma_layout_moved(struct kunit *test, struct dma_layout *l)
+{
+	unsigned int i, moved = 0;
+	struct folio *folio;
+
+	for (i = 0; i < l->nr_folios; i++) {
+		folio = filemap_get_folio(l->file->f_mapping, i);
+		if (IS_ERR(folio))
+			continue;
+		if (memchr_inv(folio_address(folio), file_byte(i), PAGE_SIZE))
+			KUNIT_FAIL(test, "page %u of the file changed", i);
+		else
+			moved += folio_pfn(folio) - l->src >= pageblock_nr_pages;
+		folio_put(folio);
+	}
+	return moved;
+}
+
+/* How many of the file's old pages, from @l->src on, still wait */
+static unsigned int dma_layout_old_waiting(struct dma_layout *l)
+{
+	unsigned int i, waiting = 0;
+
+	for (i = 0; i < l->nr_folios; i++)
+		waiting += folio_test_rcu_free(pfn_folio(l->src + i)) &&
+			   !page_count(pfn_to_page(l->src + i));
+	return waiting;
+}
+
+/*
+ * Watch the file's flagged folios, whose last put is compaction's when it
+ * migrates them
+ */
+static void dma_layout_watch(struct kunit *test, struct dma_layout *l)
+{
+	unsigned int i;
+
+	if (!l->flagged || l->pinning)
+		return;
+	for (i = 0; i < l->nr_folios; i++)
+		rfk_watch(test, pfn_to_page(l->src + i));
+}
+
+/* ZONE_DMA's waiting pages */
+static long dma_waiting(struct kunit *test, struct dma_layout *l)
+{
+	return zone_page_state_snapshot(l->zone,
+					zone_stat_item(test, "nr_free_rcu"));
+}
+
+/* Flagged pages of their own left waiting next to the compaction run */
+static struct page **queue_unrelated(struct kunit *test, struct dma_layout *l,
+				     int nr, bool in_dma)
+{
+	struct page **pages = kunit_kcalloc(test, nr, sizeof(*pages),
+					    GFP_KERNEL);
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	for (i = 0; i < nr; i++) {
+		if (in_dma) {
+			/* Held pages of the fill, past the two pageblocks */
+			pages[i] = l->pages[l->nr - 1 - i];
+			l->pages[l->nr - 1 - i] = NULL;
+		} else {
+			pages[i] = alloc_page(GFP_KERNEL);
+			KUNIT_ASSERT_NOT_NULL(test, pages[i]);
+		}
+		rfk_put_flagged(test, pages[i]);
+		if (!in_dma)
+			KUNIT_ASSERT_NE(test, (int)page_zonenum(pages[i]),
+					(int)ZONE_DMA);
+	}
+	return pages;
+}
+
+static int still_waiting(struct page **pages, int nr)
+{
+	int i, waiting = 0;
+
+	for (i = 0; i < nr; i++)
+		waiting += folio_test_rcu_free(page_folio(pages[i]));
+	return waiting;
+}
+
+/*
+ * Direct compaction of ZONE_DMA from an allocation of @order with
+ * __GFP_NORETRY: order 3 (not costly, movable) reclaims, then compacts
+ * once at DEF_COMPACT_PRIORITY, which is MIGRATE_SYNC_LIGHT; order 4
+ * (costly) compacts at INIT_COMPACT_PRIORITY, MIGRATE_ASYNC, before and
+ * after its reclaim.  No retry, so no drain before OOM.
+ */
+
+static struct page *alloc_compacting(struct kunit *test, struct dma_layout *l,
+				     unsigned int order)
+{
+	struct page *page;
+
+	dma_layout_watch(test, l);
+	compaction_start_afresh(l->zone, order);
+	page = alloc_pages(DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN, order);
+	rfk_check_freed(test, "compaction");
+	return page;
+}
+
+/*
+ * Sync-light direct compaction (an order-3 allocation) migrates 8 flagged
+ * folios out of the only block that can become free: when the migration
+ * scanner leaves it, compaction frees their old copies (one drain, where
+ * normal frees are held), the block is free and the allocation gets it.
+ */
+static void rcu_free_compaction_sync_light_frees(struct kunit *test)
+{
+	/* Counters first: a missing one must not leave the zone filled */
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long stall0 = vm_event(test, "compact_stall");
+	struct dma_layout *l;
+	unsigned long pfn, drains;
+	struct page *page;
+	long waiting0;
+
+	require_compaction(test);
+	l = dma_layout_setup(test, 8, true, false,
+			     "that compaction, not a grace period, freed the old copies");
+	waiting0 = dma_waiting(test, l);
+	l->mig.refuse_async = true;
+	page = alloc_compacting(test, l, 3);
+	pfn = page ? page_to_pfn(page) : 0;
+	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_EQ_MSG(test, l->mig.moved, BIT(MIGRATE_SYNC_LIGHT),
+			    "modes that moved a folio (tried %#lx)",
+			    l->mig.tried);
+	KUNIT_EXPECT_EQ(test, l->mig.nr_moved, 8);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_GE(test, vm_event(test, "compact_stall") - stall0, 1);
+	KUNIT_EXPECT_EQ_MSG(test, pfn, l->src,
+			    "the allocation did not get the emptied block");
+	KUNIT_EXPECT_LE(test, drains, 1);
+	/* The block was allocated whole: none of them can still wait */
+	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
+	if (l->held) {
+		KUNIT_EXPECT_EQ(test, drains, 1);
+		KUNIT_EXPECT_EQ_MSG(test, dma_waiting(test, l), waiting0,
+				    "old copies still waiting");
+	}
+}
+
+/*
+ * Async direct compaction (a costly order-4 allocation) migrates 16
+ * flagged folios but does not wait for a grace period: no drain; where
+ * they are held, their old copies still wait and the allocation fails.
+ * No sync-light round ran: it would have failed and deferred compaction
+ * at order 4.
+ */
+static void rcu_free_compaction_async_leaves(struct kunit *test)
+{
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long stall0 = vm_event(test, "compact_stall");
+	struct dma_layout *l;
+	struct page *page;
+	long waiting0;
+	int failed;
+
+	require_compaction(test);
+	l = dma_layout_setup(test, 16, true, false,
+			     "that the old copies still wait and the allocation fails");
+	waiting0 = dma_waiting(test, l);
+	page = alloc_compacting(test, l, 4);
+	failed = compact_order_failed(l->zone);
+	if (page)
+		__free_pages(page, 4);
+
+	KUNIT_EXPECT_EQ_MSG(test, l->mig.tried, BIT(MIGRATE_ASYNC),
+			    "modes tried");
+	KUNIT_EXPECT_EQ(test, l->mig.nr_moved, 16);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 16);
+	KUNIT_EXPECT_GE(test, vm_event(test, "compact_stall") - stall0, 1);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	if (l->held) {
+		KUNIT_EXPECT_GT_MSG(test, failed, 4,
+				    "a sync round deferred order 4");
+		KUNIT_EXPECT_NULL(test, page);
+		KUNIT_EXPECT_EQ(test, dma_waiting(test, l) - waiting0, 16);
+		KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 16);
+	}
+}
+
+/*
+ * Sync-light direct compaction that migrates only unflagged folios,
+ * while other pages of the zone wait: no rcu_free_sync(), so nothing was
+ * drained and (held) they still wait.
+ */
+static void rcu_free_compaction_unrelated_left(struct kunit *test)
+{
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	struct page **unrelated, *page;
+	struct dma_layout *l;
+	long waiting;
+
+	require_compaction(test);
+	l = dma_layout_setup(test, 8, false, false,
+			     "that the other pages of the zone still wait");
+	unrelated = queue_unrelated(test, l, NR_UNRELATED, true);
+	waiting = dma_waiting(test, l);
+	l->mig.refuse_async = true;
+	page = alloc_compacting(test, l, 3);
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_EQ_MSG(test, l->mig.moved, BIT(MIGRATE_SYNC_LIGHT),
+			    "modes that moved a folio (tried %#lx)",
+			    l->mig.tried);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	if (l->held) {
+		KUNIT_EXPECT_EQ(test, still_waiting(unrelated, NR_UNRELATED),
+				NR_UNRELATED);
+		KUNIT_EXPECT_EQ(test, dma_waiting(test, l), waiting);
+	}
+}
+
+/*
+ * Sync-light direct compaction isolates 8 flagged folios whose migration
+ * fails (each has an extra reference): nothing of ZONE_DMA waits, so no
+ * rcu_free_sync() when the scanner leaves the block.  rcu_free_sync()
+ * drains every zone: pages waiting in another zone would show a call;
+ * nothing was drained, and (held) they still wait.
+ */
+static void rcu_free_compaction_nothing_waiting(struct kunit *test)
+{
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	struct page **elsewhere, *page;
+	struct dma_layout *l;
+
+	require_compaction(test);
+	l = dma_layout_setup(test, 8, true, true,
+			     "that the pages waiting in another zone still wait");
+	elsewhere = queue_unrelated(test, l, NR_UNRELATED, false);
+	l->mig.refuse_async = true;
+	page = alloc_compacting(test, l, 3);
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_TRUE_MSG(test, l->mig.tried & BIT(MIGRATE_SYNC_LIGHT),
+			      "modes tried %#lx", l->mig.tried);
+	KUNIT_EXPECT_EQ(test, l->mig.nr_moved, 0);
+	KUNIT_EXPECT_EQ(test, dma_waiting(test, l), 0);
+	KUNIT_EXPECT_NULL(test, page);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	if (l->held)
+		KUNIT_EXPECT_EQ(test, still_waiting(elsewhere, NR_UNRELATED),
+				NR_UNRELATED);
+}
+
+/*
+ * /proc/sys/vm/compact_memory (MIGRATE_SYNC, order -1) migrates 8 flagged
+ * folios.  A full compaction has no allocation to hurry and does not free
+ * the waiting pages (compact_zone() only looks for order > 0): nothing was
+ * drained, (held) the old copies still wait afterwards, and the series'
+ * own grace-period work then gives them back.
+ */
+static void rcu_free_compaction_full_waits(struct kunit *test)
+{
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	long waiting0, waiting_after, waiting_later;
+	int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	struct vfsmount *proc;
+	unsigned int old_waiting;
+	struct dma_layout *l;
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+
+	require_compaction(test);
+	proc = mm_test_mount(test, "proc", NULL);
+	l = dma_layout_setup(test, 8, true, false,
+			     "that the old copies still wait after compaction");
+	waiting0 = dma_waiting(test, l);
+	file = file_open_root_mnt(proc, "sys/vm/compact_memory", O_WRONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "open compact_memory: %ld",
+			       PTR_ERR(file));
+	l->mig.refuse_async = true;
+	dma_layout_watch(test, l);
+	ret = kernel_write(file, "1", 1, &pos);
+	fput(file);
+	rfk_check_freed(test, "full compaction");
+	waiting_after = dma_waiting(test, l);
+	old_waiting = dma_layout_old_waiting(l);
+
+	/* Give the held pages their grace period */
+	rfk_release(test);
+	rfk_wait_watched(test, "the grace-period work");
+	waiting_later = rfk_zone_stat_settle(l->zone, nr_free_rcu, waiting0);
+
+	KUNIT_EXPECT_EQ(test, ret, 1);
+	KUNIT_EXPECT_EQ_MSG(test, l->mig.moved, BIT(MIGRATE_SYNC),
+			    "modes that moved a folio (tried %#lx)",
+			    l->mig.tried);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
+	if (l->held) {
+		KUNIT_EXPECT_EQ(test, waiting_after - waiting0, 8);
+		KUNIT_EXPECT_EQ(test, old_waiting, 8);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, waiting_later, waiting0,
+			    "not back after their grace period");
+	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
+}
+
+static struct kunit_case rcu_free_compaction_cases[] = {
+	KUNIT_CASE(rcu_free_compaction_sync_light_frees),
+	KUNIT_CASE(rcu_free_compaction_async_leaves),
+	KUNIT_CASE(rcu_free_compaction_unrelated_left),
+	KUNIT_CASE(rcu_free_compaction_nothing_waiting),
+	KUNIT_CASE(rcu_free_compaction_full_waits),
+	{}
+};
+
+static struct kunit_suite rcu_free_compaction_suite = {
+	.name = "rcu_free_compaction",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_compaction_cases,
+};
+
+kunit_test_suite(rcu_free_compaction_suite);
+
+MODULE_DESCRIPTION("KUnit tests for compaction and the pages waiting for a grace period");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for what frees the pages waiting for a grace period early
+ * (rcu-free series, patches 6 and 7): the drain before OOM, its decision
+ * and its bound, rcu_free_sync() and alloc_contig_range().
+ *
+ * Each case frees flagged pages of its own and then drives the path under
+ * test.  Where the hook is there, the case holds the lists while it frees
+ * (rcu_free_hold()): what it frees then waits with no grace period, normal
+ * or expedited, started for it, so only the path under test can free it,
+ * and the case also checks that the path did (pgfree_rcu_drain,
+ * nr_free_rcu, the buddy lists).  Without the hook those parts are skipped
+ * by name and the rest decides: the allocation succeeds or fails as it
+ * must, and every page seen back had a full grace period since its last
+ * put (rcu_free_helpers.h).  Holding a real reader instead would stall the
+ * synchronize_rcu() calls on those paths (lru_cache_disable() in
+ * alloc_contig_range(), for one).
+ */
+
+#include <kunit/test.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/pagemap.h>
+#include <linux/shrinker.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+
+#include "rcu_free_helpers.h"
+
+/* Inputs of the drain-before-OOM decision, and what it must decide */
+struct drain_case {
+	const char *name;
+	unsigned int order;
+	unsigned long waiting, free, reclaimable;
+	bool dying;
+	int drains;
+	bool helps;
+};
+
+/*
+ * The zone has a min watermark of 1000 and no free block of any order:
+ * a check at order > 0 that wanted one could never pass.
+ */
+#define MIN_WMARK	1000
+static const struct drain_case drain_cases[] = {
+	{ "nothing waiting", 0, 0, 5000, 0, false, 0, false },
+	{ "waiting+free at min", 0, 400, 600, 0, false, 0, false },
+	{ "waiting+free above min", 0, 400, 601, 0, false, 0, true },
+	{ "reclaimable counted", 0, 300, 300, 401, false, 0, true },
+	{ "waiting alone above min", 0, 1001, 0, 0, false, 0, true },
+	{ "order-2 needs its 4 pages", 2, 500, 503, 0, false, 0, false },
+	{ "order-2 above min by 4", 2, 500, 504, 0, false, 0, true },
+	{ "order-9 counted at order 0", 9, 5000, 0, 0, false, 0, true },
+	{ "dying task", 0, 5000, 0, 0, true, 0, false },
+	{ "last drain of the streak", 0, 5000, 0, 0, false,
+	  RCU_FREE_MAX_DRAINS - 1, true },
+	{ "streak bound reached", 0, 5000, 0, 0, false,
+	  RCU_FREE_MAX_DRAINS, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(drain, drain_cases, name);
+
+/* The drain-before-OOM decision on constructed inputs */
+static void rcu_free_drain_decision(struct kunit *test)
+{
+	const struct drain_case *c __maybe_unused = test->param_value;
+
+	MM_HOOK_REQUIRE(test, RCU_FREE_DRAIN_HELPS);
+#if MM_HOOK(RCU_FREE_DRAIN_HELPS)
+	{
+		struct rcu_free_drain_query q = {
+			.order = c->order,
+			.highest_zoneidx = 0,
+			.alloc_flags = ALLOC_WMARK_MIN,
+			.waiting = c->waiting,
+			.free = c->free,
+			.reclaimable = c->reclaimable,
+			.dying = c->dying,
+			.drains = c->drains,
+		};
+
+		q.zone = kunit_kzalloc(test, sizeof(*q.zone), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, q.zone);
+		q.zone->_watermark[WMARK_MIN] = MIN_WMARK;
+		KUNIT_EXPECT_EQ(test, rcu_free_drain_helps(&q), c->helps);
+	}
+#endif
+}
+
+/*
+ * ZONE_DMA is filled up to its min watermark and all of it freed with the
+ * flag: an allocation from it that may not use the reserves succeeds, by
+ * a drain of the waiting pages (held back: nothing else frees them)
+ * instead of failing.
+ */
+static void rcu_free_drain_before_oom(struct kunit *test)
+{
+	struct page **pages = rfk_dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
+	long waiting0 = zone_stat(test, "nr_free_rcu");
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long drains;
+	struct page *page;
+	bool held;
+	long left;
+	int i, n;
+
+	n = rfk_fill_zone_dma(pages, 0, false);
+	KUNIT_ASSERT_GT(test, n, 0);
+
+	held = rfk_hold(test, "that a drain freed them");
+	for (i = 0; i < n; i++)
+		rfk_put_flagged(test, pages[i]);
+	page = alloc_page(GFP_KERNEL | GFP_DMA | __GFP_RETRY_MAYFAIL |
+			  __GFP_NOWARN);
+	rfk_check_freed(test, "the drain before OOM");
+	left = zone_stat(test, "nr_free_rcu") - waiting0;
+	drains = vm_event(test, "pgfree_rcu_drain") - ev0;
+	if (page)
+		__free_page(page);
+
+	KUNIT_EXPECT_NOT_NULL_MSG(test, page, "%d pages waiting in ZONE_DMA", n);
+	if (held) {
+		KUNIT_EXPECT_EQ_MSG(test, left, 0,
+				    "the waiting pages were not drained");
+		KUNIT_EXPECT_GE(test, drains, 1);
+	}
+}
+
+/*
+ * ZONE_DMA is emptied, reserves included, and only its even pages are
+ * freed with the flag: after the drain no two free pages are buddies, so
+ * an order-3 allocation still fails.  It must fail, after one drain,
+ * rather than retry forever or OOM-kill.
+ */
+static void rcu_free_drain_that_cannot_help_ends(struct kunit *test)
+{
+	struct page **pages = rfk_dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
+	long waiting0 = zone_stat(test, "nr_free_rcu");
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned long drains;
+	struct page *page;
+	int i, n, held = 0;
+	bool holding;
+	long left;
+
+	drain_all_pages(NULL);
+	n = rfk_fill_zone_dma(pages, 0, false);
+	n = rfk_fill_zone_dma(pages, n, true);
+	KUNIT_ASSERT_GT(test, n, 0);
+
+	holding = rfk_hold(test, "that exactly one drain freed them");
+	for (i = 0; i < n; i++) {
+		if (page_to_pfn(pages[i]) & 1)
+			pages[held++] = pages[i];
+		else
+			rfk_put_flagged(test, pages[i]);
+	}
+	page = alloc_pages(GFP_KERNEL | GFP_DMA | __GFP_RETRY_MAYFAIL |
+			    __GFP_NOWARN, 3);
+	rfk_check_freed(test, "the drain before OOM");
+	left = zone_stat(test, "nr_free_rcu") - waiting0;
+	drains = vm_event(test, "pgfree_rcu_drain") - ev0;
+	if (page)
+		__free_pages(page, 3);
+	for (i = 0; i < held; i++)
+		__free_page(pages[i]);
+
+	KUNIT_EXPECT_NULL(test, page);
+	KUNIT_EXPECT_LE(test, drains, 1);
+	if (holding) {
+		KUNIT_EXPECT_EQ_MSG(test, left, 0,
+				    "the waiting pages were not drained");
+		KUNIT_EXPECT_EQ(test, drains, 1);
+	}
+}
+
+/* Pages a batch of the drain streak case queues */
+#define STREAK_BATCH	128
+
+/* A drain streak case: where reclaim reports progress, what must happen */
+struct streak_case {
+	const char *name;
+	/* The reclaim round (from 1) that reports progress; 0: none */
+	int progress_round;
+	int drains;
+};
+
+static const struct streak_case streak_cases[] = {
+	{ "no progress: the streak ends at the bound", 0,
+	  RCU_FREE_MAX_DRAINS },
+	{ "progress after the bound: a new streak", RCU_FREE_MAX_DRAINS + 1,
+	  2 * RCU_FREE_MAX_DRAINS },
+};
+
+KUNIT_ARRAY_PARAM_DESC(streak, streak_cases, name);
+
+/*
+ * What the drain streak case's shrinker works with.  Direct reclaim calls
+ * it, in the allocating task, in every round before the allocator decides
+ * whether to drain: each round after a drain it frees a new batch of even
+ * ZONE_DMA pages flagged (held: they wait), so that every round finds
+ * pages worth draining; in round @progress_round it also frees one page
+ * and reports it reclaimed.
+ */
+struct streak {
+	struct kunit *test;
+	struct shrinker *shrinker;
+	struct task_struct *task;
+	/* The held ZONE_DMA pages: @nr_even even ones first, then the odd */
+	struct page **pages;
+	int nr, nr_even;
+	struct page *last;	/* first page of the last batch queued */
+	int rounds;		/* batches queued */
+	int progress_round;
+};
+
+static unsigned long streak_count(struct shrinker *shrinker,
+				  struct shrink_control *sc)
+{
+	struct streak *s = shrinker->private_data;
+
+	if (current != s->task)
+		return 0;
+	/* With seeks 0 and batch 1: one scan in every call, at any priority */
+	return 2;
+}
+
+static unsigned long streak_scan(struct shrinker *shrinker,
+				 struct shrink_control *sc)
+{
+	struct streak *s = shrinker->private_data;
+	struct page **batch;
+	int i;
+
+	if (current != s->task)
+		return SHRINK_STOP;
+	/* The last batch still waits: this round has its pages already */
+	if (s->last && folio_test_rcu_free(page_folio(s->last)))
+		return 0;
+	/* The last even page is the progress one */
+	if ((s->rounds + 1) * STREAK_BATCH >= s->nr_even)
+		return SHRINK_STOP;
+	batch = s->pages + s->rounds * STREAK_BATCH;
+	s->last = batch[0];
+	for (i = 0; i < STREAK_BATCH; i++) {
+		rfk_put_flagged(s->test, batch[i]);
+		batch[i] = NULL;
+	}
+	if (++s->rounds == s->progress_round) {
+		__free_page(s->pages[s->nr_even - 1]);
+		s->pages[s->nr_even - 1] = NULL;
+		mm_account_reclaimed_pages(1);
+	}
+	return 0;
+}
+
+static void streak_release(void *data)
+{
+	struct streak *s = data;
+	int i;
+
+	shrinker_free(s->shrinker);
+	for (i = 0; i < s->nr; i++)
+		if (s->pages[i])
+			__free_page(s->pages[i]);
+}
+
+/*
+ * The drain before OOM through a real allocation: an order-3 allocation
+ * from ZONE_DMA, whose free pages can never form an order-3 block, with
+ * pages waiting again before each decision.  It fails in the end; within
+ * a streak of reclaim rounds without progress it drains
+ * RCU_FREE_MAX_DRAINS times (each one counted in pgfree_rcu_drain), and a
+ * round with progress starts a new streak.  The shrinker queues one batch
+ * more than was drained: the round that found the bound reached.
+ */
+static void rcu_free_drain_streak(struct kunit *test)
+{
+	const struct streak_case *c = test->param_value;
+	struct page **pages = rfk_dma_pages(test);
+	/* Counters first: a missing one must not leave the zone filled */
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_drain");
+	struct page *page;
+	struct streak *s;
+	int i, n, odd = 0;
+	bool held;
+
+	rfk_require_drain_bound(test);
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->test = test;
+	s->task = current;
+	s->progress_round = c->progress_round;
+	s->shrinker = shrinker_alloc(0, "rcu_free-kunit-streak");
+	KUNIT_ASSERT_NOT_NULL(test, s->shrinker);
+	s->shrinker->count_objects = streak_count;
+	s->shrinker->scan_objects = streak_scan;
+	s->shrinker->seeks = 0;
+	s->shrinker->batch = 1;
+	s->shrinker->private_data = s;
+	s->pages = pages;
+
+	drain_all_pages(NULL);
+	n = rfk_fill_zone_dma(pages, 0, false);
+	n = rfk_fill_zone_dma(pages, n, true);
+	/* Even pages first, for the batches; the odd ones stay held */
+	for (i = 0; i < n - odd; ) {
+		if (page_to_pfn(pages[i]) & 1) {
+			swap(pages[i], pages[n - 1 - odd]);
+			odd++;
+		} else {
+			i++;
+		}
+	}
+	s->nr = n;
+	s->nr_even = n - odd;
+	if (n)
+		rfk_zone_drop_boost(page_zone(pages[0]));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, streak_release, s),
+			0);
+	KUNIT_ASSERT_GT_MSG(test, s->nr_even,
+			    (2 * RCU_FREE_MAX_DRAINS + 1) * STREAK_BATCH,
+			    "even pages of ZONE_DMA");
+	held = rfk_hold(test, "the drains of the streak and the batches queued");
+	shrinker_register(s->shrinker);
+
+	/*
+	 * Without __GFP_FS and __GFP_IO: no compaction, and no other shrinker
+	 * frees slab pages for this reclaim to count as progress.
+	 */
+	page = alloc_pages((GFP_NOIO & ~__GFP_KSWAPD_RECLAIM) | GFP_DMA |
+			   __GFP_RETRY_MAYFAIL | __GFP_NOWARN, 3);
+	rfk_check_freed(test, "the drain before OOM");
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_NULL(test, page);
+	if (held) {
+		KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - ev0,
+				c->drains);
+		KUNIT_EXPECT_EQ_MSG(test, s->rounds, c->drains + 1,
+				    "batches queued: one per drain and the last");
+	}
+}
+
+/*
+ * rcu_free_sync() returns with every waiting page back, on the buddy
+ * lists, where the next watermark check sees it, not on a per-CPU list.
+ * ZONE_DMA, which nothing else allocates from here, keeps the pages where
+ * the drain put them.
+ */
+static void rcu_free_drain_sync_frees_to_buddy(struct kunit *test)
+{
+	const int nr = 64;
+	struct page **pages = rfk_dma_pages(test);
+	int i, in_buddy = 0, back;
+	bool held;
+
+	rfk_require_sync(test);
+	rfk_alloc_all(test, pages, nr, GFP_KERNEL | GFP_DMA | __GFP_NOWARN,
+		      GFP_KERNEL | GFP_DMA | __GFP_NOWARN);
+	held = rfk_hold(test, "that rcu_free_sync() put them on the buddy lists");
+	for (i = 0; i < nr; i++)
+		rfk_put_flagged(test, pages[i]);
+	rcu_free_sync();
+	back = rfk_check_freed(test, "rcu_free_sync()");
+	for (i = 0; i < nr; i++)
+		in_buddy += is_free_buddy_page(pages[i]);
+
+	KUNIT_EXPECT_EQ_MSG(test, back, nr, "still waiting after rcu_free_sync()");
+	if (held)
+		KUNIT_EXPECT_EQ_MSG(test, in_buddy, nr,
+				    "drained pages not on the buddy lists");
+}
+
+/* How a case lays out the pageblock it hands to alloc_contig_range() */
+struct contig_case {
+	const char *name;
+	/* The range starts one page in; the page below it is free */
+	bool unaligned;
+	/* The pages of the range wait for a grace period */
+	bool waiting;
+};
+
+static const struct contig_case contig_cases[] = {
+	{ "aligned, waiting", false, true },
+	{ "unaligned, waiting", true, true },
+	{ "unaligned, nothing waiting", true, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, name);
+
+/*
+ * A whole free pageblock of @gfp's migratetype, split into order-0 pages
+ * the case owns; skips when there is none.
+ */
+static struct page *alloc_split_pageblock(struct kunit *test, gfp_t gfp)
+{
+	struct page *block = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN,
+					 pageblock_order);
+
+	if (!block)
+		kunit_skip(test, "machine: no free pageblock");
+	split_page(block, pageblock_order);
+	return block;
+}
+
+/*
+ * alloc_contig_range() of a pageblock whose pages wait for a grace period
+ * frees them (one drain, where they are held back) instead of failing.
+ * With the range starting one page in, the freed pages merge with the free
+ * page below it, and the range is found inside that buddy only if it is
+ * looked up again after the drain.  With nothing waiting, no drain.
+ */
+static void rcu_free_drain_contig_range(struct kunit *test)
+{
+	const struct contig_case *c = test->param_value;
+	const unsigned long nr = pageblock_nr_pages;
+	unsigned long pfn, start, i, ev0, drains;
+	struct page *block;
+	bool held = false;
+	int ret;
+
+	rfk_require_contig(test);
+	block = alloc_split_pageblock(test, GFP_KERNEL);
+	pfn = page_to_pfn(block);
+	start = pfn + c->unaligned;
+
+	ev0 = vm_event(test, "pgfree_rcu_drain");
+	if (c->waiting)
+		held = rfk_hold(test, "the drain that freed the range");
+	for (i = 0; i < nr; i++) {
+		if (c->waiting && pfn + i >= start)
+			rfk_put_flagged(test, pfn_to_page(pfn + i));
+		else
+			__free_page(pfn_to_page(pfn + i));
+	}
+	ret = rfk_alloc_contig(start, pfn + nr);
+	rfk_check_freed(test, "alloc_contig_range()");
+	drains = vm_event(test, "pgfree_rcu_drain") - ev0;
+	if (!ret)
+		rfk_free_contig(start, pfn + nr - start);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (!c->waiting)
+		KUNIT_EXPECT_EQ(test, drains, 0);
+	else if (held)
+		KUNIT_EXPECT_EQ(test, drains, 1);
+}
+
+/*
+ * alloc_contig_range() of a pageblock holding flagged tmpfs folios in use:
+ * it migrates them, and their old copies wait for a grace period, so the
+ * range is free only once it has freed them (a drain, where they are held
+ * back).  The file reads back the same afterwards.  The pageblock is a
+ * movable one the case allocated: it frees the first pages of it just
+ * before writing the file, so the file's folios come from this CPU's
+ * lists, then the rest.
+ */
+static void rcu_free_drain_contig_migrated(struct kunit *test)
+{
+	const unsigned int nr_folios = 16;
+	unsigned long start, i, ev0;
+	unsigned int in_block = 0;
+	struct page *in[16];
+	struct file *file;
+	struct folio *folio;
+	struct page *block;
+	loff_t pos = 0;
+	u8 *data, *back;
+	bool held;
+	int ret;
+
+	rfk_require_contig(test);
+	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+			     "contig");
+	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
+		data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+
+	block = alloc_split_pageblock(test, GFP_HIGHUSER_MOVABLE);
+	start = page_to_pfn(block);
+	for (i = 0; i < nr_folios; i++)
+		__free_page(block + i);
+	ret = kernel_write(file, data, nr_folios * PAGE_SIZE, &pos);
+	for (i = nr_folios; i < pageblock_nr_pages; i++)
+		__free_page(block + i);
+	KUNIT_ASSERT_EQ(test, ret, nr_folios * PAGE_SIZE);
+
+	for (i = 0; i < nr_folios; i++) {
+		folio = filemap_lock_folio(file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_set_rcu_free(folio);
+		if (folio_pfn(folio) - start < pageblock_nr_pages)
+			in[in_block++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!in_block)
+		kunit_skip(test, "machine: no folio of the file in the freed pageblock");
+	lru_add_drain_all();
+
+	ev0 = vm_event(test, "pgfree_rcu_drain");
+	held = rfk_hold(test, "the drain that freed the old copies");
+	/* Their last put is the migration's */
+	for (i = 0; i < in_block; i++)
+		rfk_watch(test, in[i]);
+	ret = rfk_alloc_contig(start, start + pageblock_nr_pages);
+	rfk_check_freed(test, "alloc_contig_range()");
+	if (!ret)
+		rfk_free_contig(start, pageblock_nr_pages);
+	pos = 0;
+	KUNIT_ASSERT_EQ(test, kernel_read(file, back, nr_folios * PAGE_SIZE,
+					  &pos), nr_folios * PAGE_SIZE);
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    in_block);
+	if (held)
+		KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
+}
+
+static struct kunit_case rcu_free_drain_cases[] = {
+	KUNIT_CASE_PARAM(rcu_free_drain_decision, drain_gen_params),
+	KUNIT_CASE(rcu_free_drain_before_oom),
+	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
+	KUNIT_CASE_PARAM(rcu_free_drain_streak, streak_gen_params),
+	KUNIT_CASE(rcu_free_drain_sync_frees_to_buddy),
+	KUNIT_CASE_PARAM(rcu_free_drain_contig_range, contig_gen_params),
+	KUNIT_CASE(rcu_free_drain_contig_migrated),
+	{}
+};
+
+static struct kunit_suite rcu_free_drain_suite = {
+	.name = "rcu_free_drain",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_drain_cases,
+};
+
+kunit_test_suite(rcu_free_drain_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the early free of the pages waiting for a grace period");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the deferred free of PG_rcu_free folios (rcu-free series,
+ * patches 1, 4, 5): a flagged folio goes back to the allocator only after
+ * an RCU grace period, expedited when its CPU piles up many pages in a zone
+ * short of memory.
+ *
+ * Nothing sets PG_rcu_free in these patches, so each case sets it on pages
+ * of its own and drops the last reference.  No grace period is waited out:
+ * cases about the grace period free inside their own rcu_read_lock()
+ * section, so none can end before they look (refcount, PageBuddy,
+ * PG_rcu_free, nr_free_rcu); then they watch the pages come back, each
+ * after a full grace period since its last put (rcu_free_helpers.h).
+ */
+
+#include <kunit/test.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/vmstat.h>
+
+#include "rcu_free_helpers.h"
+
+static const unsigned int folio_orders[] = { 0, 2 };
+
+static void order_desc(const unsigned int *order, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order-%u", *order);
+}
+
+KUNIT_ARRAY_PARAM(folio_order, folio_orders, order_desc);
+
+/*
+ * A flagged folio whose last reference goes is neither free nor reusable
+ * until a grace period ends, and is given back after one; nr_free_rcu and
+ * pgfree_rcu move by exactly its page count.
+ */
+static void rcu_free_grace_flagged_waits(struct kunit *test)
+{
+	const unsigned int order = *(const unsigned int *)test->param_value;
+	const long nr = 1L << order;
+	unsigned long ev0 = vm_event(test, "pgfree_rcu");
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
+	long waiting_in, waiting_after;
+	bool flag_in, buddy_in, same;
+	struct folio *folio, *other;
+	int ref_in;
+
+	folio = folio_alloc(GFP_KERNEL, order);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_set_rcu_free(folio);
+
+	rcu_read_lock();
+	migrate_disable();
+	rfk_watch(test, &folio->page);
+	folio_put(folio);
+	ref_in = folio_ref_count(folio);
+	flag_in = folio_test_rcu_free(folio);
+	buddy_in = PageBuddy(&folio->page);
+	waiting_in = zone_stat_sum(nr_free_rcu);
+	/* This CPU's pcp lists would hand a freed folio straight back */
+	other = folio_alloc(GFP_NOWAIT | __GFP_NOWARN, order);
+	same = other == folio;
+	if (other)
+		folio_put(other);
+	migrate_enable();
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_EQ(test, ref_in, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, flag_in, "freed before a grace period");
+	KUNIT_EXPECT_FALSE(test, buddy_in);
+	KUNIT_EXPECT_FALSE_MSG(test, same, "handed out again inside the reader");
+	KUNIT_EXPECT_EQ(test, waiting_in - waiting0, nr);
+	KUNIT_EXPECT_EQ(test, (long)(vm_event(test, "pgfree_rcu") - ev0), nr);
+
+	KUNIT_EXPECT_TRUE_MSG(test, rfk_wait_watched(test, "the grace-period work"),
+			      "still waiting after a grace period");
+	waiting_after = rfk_zone_stat_settle(NULL, nr_free_rcu, waiting0);
+	KUNIT_EXPECT_EQ(test, waiting_after, waiting0);
+}
+
+/* A folio without the flag is freed at once, and nothing is counted */
+static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
+{
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	unsigned long ev0 = vm_event(test, "pgfree_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
+	bool queue = mm_hook(test, RCU_FREE_HOLD, "the queue count");
+	unsigned long queued_in = 0;
+	long waiting_in;
+	struct page *page;
+
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+
+	rcu_read_lock();
+	put_page(page);
+	if (queue)
+		queued_in = rcu_free_nr_queued();
+	waiting_in = zone_stat_sum(nr_free_rcu);
+	rcu_read_unlock();
+
+	if (queue)
+		KUNIT_EXPECT_EQ(test, queued_in, 0);
+	KUNIT_EXPECT_EQ(test, waiting_in, waiting0);
+	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
+}
+
+/* Attempts at freeing a folio while the first one's grace period runs */
+#define IN_FLIGHT_TRIES	100
+
+/*
+ * The two-list rule: a folio freed while a grace period runs for its
+ * CPU's batch waits for the next one, so a full grace period since its
+ * own put has ended when it comes back.  Both come back through the
+ * grace-period work alone (nothing stranded on the second list).
+ */
+static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
+{
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
+	struct folio *first, *second;
+	bool overlapped = false;
+	unsigned long cookie;
+	int try;
+
+	for (try = 0; try < IN_FLIGHT_TRIES && !overlapped; try++) {
+		first = folio_alloc(GFP_KERNEL, 0);
+		second = folio_alloc(GFP_KERNEL, 0);
+		KUNIT_ASSERT_NOT_NULL(test, first);
+		KUNIT_ASSERT_NOT_NULL(test, second);
+		folio_set_rcu_free(first);
+		folio_set_rcu_free(second);
+
+		migrate_disable();
+		rfk_watch(test, &first->page);
+		folio_put(first);
+		/* A grace period that starts from now on serves @first */
+		cookie = get_state_synchronize_rcu();
+		while (get_state_synchronize_rcu() == cookie)
+			cond_resched();
+		rfk_watch(test, &second->page);
+		folio_put(second);
+		/* Only if @first was still waiting did @second overlap it */
+		overlapped = folio_test_rcu_free(first);
+		migrate_enable();
+
+		/* Fails if @second joined the grace period of @first */
+		KUNIT_ASSERT_TRUE_MSG(test,
+				      rfk_wait_watched(test, "the grace-period work"),
+				      "stranded on the lists after their grace periods");
+	}
+
+	KUNIT_ASSERT_TRUE_MSG(test, overlapped,
+			      "no free overlapped a grace period in %d tries",
+			      IN_FLIGHT_TRIES);
+	if (mm_hook(test, RCU_FREE_HOLD, "the queue count")) {
+		rcu_free_wait_grace();
+		KUNIT_EXPECT_EQ(test, rcu_free_nr_queued(), 0);
+	}
+	KUNIT_EXPECT_EQ(test, rfk_zone_stat_settle(NULL, nr_free_rcu, waiting0),
+			waiting0);
+}
+
+/*
+ * A reader inside rcu_read_lock() keeps reading the old contents while the
+ * freeing CPU allocates and overwrites pages; they differ from the old one.
+ */
+static void rcu_free_grace_reader_sees_old_contents(struct kunit *test)
+{
+	const int nr_new = 64;
+	struct page *page, **new;
+	unsigned long bad;
+	int i, reused = 0;
+
+	new = kunit_kcalloc(test, nr_new, sizeof(*new), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, new);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	rfk_fill_pattern(page, 1);
+
+	rcu_read_lock();
+	migrate_disable();
+	rfk_put_flagged(test, page);
+	for (i = 0; i < nr_new; i++) {
+		new[i] = alloc_page(GFP_NOWAIT | __GFP_NOWARN);
+		if (!new[i])
+			break;
+		reused += new[i] == page;
+		memset(page_address(new[i]), 0xff, PAGE_SIZE);
+	}
+	bad = rfk_bad_bytes(page, 1);
+	for (i = 0; i < nr_new && new[i]; i++)
+		__free_page(new[i]);
+	migrate_enable();
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_EQ(test, reused, 0);
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "the reader saw changed bytes");
+}
+
+/* Pages a case took to make ZONE_DMA short, given back when it ends */
+struct dma_fill {
+	struct page **pages;
+	int nr;
+};
+
+static void dma_fill_free(void *data)
+{
+	struct dma_fill *fill = data;
+
+	while (fill->nr > 0)
+		__free_page(fill->pages[--fill->nr]);
+}
+
+/*
+ * Defer RCU_FREE_EXPEDITE_PAGES pages on one CPU inside a read-side
+ * section (no normal grace period can take any of them meanwhile).  The
+ * last one, whose free decides, is in a zone really short of memory if
+ * @is_short (ZONE_DMA, filled up by the case), else in one with plenty
+ * free.  The expedites that ran.
+ */
+static unsigned long pile_up(struct kunit *test, bool is_short)
+{
+	const int nr = RCU_FREE_EXPEDITE_PAGES;
+	unsigned long ev0, free_in, high;
+	struct dma_fill *fill;
+	struct page **pages;
+	struct zone *zone;
+	int i;
+
+	rfk_require_expedite(test);
+	if (is_short)
+		fill = kunit_kzalloc(test, sizeof(*fill), GFP_KERNEL);
+	else
+		fill = NULL;
+	if (is_short) {
+		KUNIT_ASSERT_NOT_NULL(test, fill);
+		fill->pages = rfk_dma_pages(test);
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							dma_fill_free, fill), 0);
+	}
+	pages = kunit_kcalloc(test, nr, sizeof(*pages), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	rfk_alloc_all(test, pages, nr, GFP_KERNEL,
+		      is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL);
+	zone = page_zone(pages[nr - 1]);
+	if (is_short)
+		fill->nr = rfk_fill_zone_dma(fill->pages, 0, false);
+	ev0 = vm_event(test, "pgfree_rcu_expedite");
+
+	rcu_read_lock();
+	migrate_disable();
+	free_in = zone_page_state(zone, NR_FREE_PAGES);
+	high = high_wmark_pages(zone);
+	for (i = 0; i < nr; i++)
+		rfk_put_flagged(test, pages[i]);
+	migrate_enable();
+	rcu_read_unlock();
+
+	rfk_wait_watched(test, is_short ? "the expedite" : "the grace-period work");
+	KUNIT_ASSERT_EQ_MSG(test, free_in < high, is_short,
+			    "%s: %lu pages free, high watermark %lu",
+			    zone->name, free_in, high);
+	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0, is_short);
+}
+
+/*
+ * A CPU's pile-up past the threshold, the last page in a zone below its
+ * high watermark, expedites once
+ */
+static void rcu_free_grace_expedite_when_short(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, pile_up(test, true), 1);
+}
+
+/*
+ * The same pile-up, the last page in a zone with plenty free, waits for a
+ * normal grace period
+ */
+static void rcu_free_grace_no_expedite_when_plentiful(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, pile_up(test, false), 0);
+}
+
+static struct kunit_case rcu_free_grace_cases[] = {
+	KUNIT_CASE_PARAM(rcu_free_grace_flagged_waits, folio_order_gen_params),
+	KUNIT_CASE(rcu_free_grace_unflagged_freed_at_once),
+	KUNIT_CASE(rcu_free_grace_in_flight_waits_for_next),
+	KUNIT_CASE(rcu_free_grace_reader_sees_old_contents),
+	KUNIT_CASE(rcu_free_grace_expedite_when_short),
+	KUNIT_CASE(rcu_free_grace_no_expedite_when_plentiful),
+	{}
+};
+
+static struct kunit_suite rcu_free_grace_suite = {
+	.name = "rcu_free_grace",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_grace_cases,
+};
+
+kunit_test_suite(rcu_free_grace_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the grace period of PG_rcu_free folios");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Helpers of the rcu_free_* suites (rcu_free_helpers.h says what each
+ * does): built once when CONFIG_RCU_FREE_KUNIT_TEST is.
+ */
+
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/gfp.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/vmstat.h>
+
+#include "rcu_free_helpers.h"
+
+/* Pages a case can watch: ZONE_DMA whole, and a pile-up on top */
+#define RFK_MAX_WATCH	(RFK_DMA_MAX_PAGES + 2048)
+
+void rfk_require_expedite(struct kunit *test)
+{
+	if (!RFK_HAVE_EXPEDITE)
+		kunit_skip(test, "not applied: the expedite (no RCU_FREE_EXPEDITE_PAGES in mm/page_alloc.h)");
+}
+
+void rfk_require_drain_bound(struct kunit *test)
+{
+	if (!RFK_HAVE_MAX_DRAINS)
+		kunit_skip(test, "not applied: the drain before OOM (no RCU_FREE_MAX_DRAINS in mm/page_alloc.h)");
+}
+
+void rfk_require_sync(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_SYNC))
+		kunit_skip(test, "not applied: no rcu_free_sync() in mm/page_alloc.h");
+}
+
+int rfk_zone_item(const char *name)
+{
+	int i;
+
+	for (i = 0; i < NR_VM_ZONE_STAT_ITEMS; i++)
+		if (!strcmp(zone_stat_name(i), name))
+			return i;
+	return -1;
+}
+
+long rfk_zone_stat_settle(struct zone *zone, int item, long want)
+{
+	unsigned long deadline = jiffies + HZ;
+	long sum;
+
+	while ((sum = zone ? zone_page_state_snapshot(zone, item) :
+			     zone_stat_sum(item)) != want &&
+	       time_before(jiffies, deadline))
+		usleep_range(100, 200);
+	return sum;
+}
+
+/*
+ * Wait until nothing waits for a grace period: what earlier cases (or
+ * their files, closed after their exits) left.  By the hook where it is
+ * there; else by polling nr_free_rcu, 10 s at most.
+ */
+static void rfk_wait_idle(struct kunit *test)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+	int item = rfk_zone_item("nr_free_rcu");
+
+	if (MM_HOOK(RCU_FREE_HOLD)) {
+		rcu_free_wait_grace();
+		return;
+	}
+	if (item < 0)
+		return;
+	while (zone_stat_sum(item) && time_before(jiffies, deadline)) {
+		rcu_barrier();
+		usleep_range(100, 200);
+	}
+	if (zone_stat_sum(item))
+		kunit_info(test, "%ld pages still waiting after 10 s",
+			   zone_stat_sum(item));
+}
+
+static void rfk_kvfree(void *p)
+{
+	kvfree(p);
+}
+
+int rfk_init(struct kunit *test)
+{
+	struct rfk_ctx *ctx;
+
+	if (!IS_ENABLED(CONFIG_PAGE_RCU_FREE)) {
+		/* What our patch 1's CONFIG_PAGE_RCU_FREE depends on */
+		if (!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_PREEMPT_RT))
+			kunit_skip(test, "config: CONFIG_PAGE_RCU_FREE needs CONFIG_64BIT and no CONFIG_PREEMPT_RT");
+		kunit_skip(test, "not applied: rcu-free (no CONFIG_PAGE_RCU_FREE in this kernel)");
+	}
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	ctx->watch = kvcalloc(RFK_MAX_WATCH, sizeof(*ctx->watch), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx->watch);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rfk_kvfree,
+							ctx->watch), 0);
+	rfk_wait_idle(test);
+	if (MM_HOOK(RCU_FREE_NR_EARLY))
+		ctx->early0 = rcu_free_nr_early();
+	test->priv = ctx;
+	return 0;
+}
+
+void rfk_exit(struct kunit *test)
+{
+	struct rfk_ctx *ctx = test->priv;
+
+	if (!ctx)
+		return;
+	/* The grace period for what the case left waiting (held or not) */
+	rfk_release(test);
+	rfk_wait_watched(test, "the grace-period work, after the case");
+	/* A case skipped whole checked nothing: no part to report either */
+	if (test->status == KUNIT_SKIPPED)
+		return;
+	if (mm_hook(test, RCU_FREE_NR_EARLY,
+		    "patch 19's count of pages handed back early")) {
+		if (MM_HOOK(RCU_FREE_HOLD))
+			rcu_free_wait_grace();
+		KUNIT_EXPECT_EQ_MSG(test, rcu_free_nr_early() - ctx->early0, 0,
+				    "pages freed before their grace period ended");
+	}
+}
+
+void rfk_watch(struct kunit *test, struct page *page)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	struct rfk_watch *w;
+
+	if (ctx->nr_watch == RFK_MAX_WATCH) {
+		KUNIT_FAIL(test, "more than %d pages to watch", RFK_MAX_WATCH);
+		return;
+	}
+	w = &ctx->watch[ctx->nr_watch++];
+	w->page = page;
+	get_state_synchronize_rcu_full(&w->gp);
+}
+
+void rfk_put_flagged(struct kunit *test, struct page *page)
+{
+	folio_set_rcu_free(page_folio(page));
+	rfk_watch(test, page);
+	put_page(page);
+}
+
+unsigned int rfk_check_freed(struct kunit *test, const char *path)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	unsigned int i, seen = 0, early = 0;
+	unsigned long first = 0;
+	struct rfk_watch *w;
+
+	for (i = 0; i < ctx->nr_watch; i++) {
+		w = &ctx->watch[i];
+		if (w->seen || folio_test_rcu_free(page_folio(w->page)))
+			continue;
+		w->seen = true;
+		seen++;
+		if (!poll_state_synchronize_rcu_full(&w->gp) && !early++)
+			first = page_to_pfn(w->page);
+	}
+	ctx->nr_seen += seen;
+	if (early)
+		KUNIT_FAIL(test, "%s handed back %u of %u pages (first pfn %#lx) before a grace period since their last put had ended",
+			   path, early, seen, first);
+	return seen;
+}
+
+unsigned int rfk_nr_unseen(struct kunit *test)
+{
+	return rfk_ctx(test)->nr_watch - rfk_ctx(test)->nr_seen;
+}
+
+bool rfk_wait_watched(struct kunit *test, const char *path)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	for (;;) {
+		rfk_check_freed(test, path);
+		if (!rfk_nr_unseen(test))
+			return true;
+		if (time_after(jiffies, deadline))
+			break;
+		usleep_range(50, 100);
+	}
+	KUNIT_FAIL(test, "%u of %u pages freed with PG_rcu_free still wait after 10 s",
+		   rfk_nr_unseen(test), rfk_ctx(test)->nr_watch);
+	return false;
+}
+
+static void rfk_hold_release(void *unused)
+{
+	rcu_free_release();
+}
+
+bool rfk_hold(struct kunit *test, const char *part)
+{
+	if (!mm_hook(test, RCU_FREE_HOLD, part))
+		return false;
+	rcu_free_hold();
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rfk_hold_release,
+							NULL), 0);
+	return true;
+}
+
+void rfk_release(struct kunit *test)
+{
+	kunit_release_action(test, rfk_hold_release, NULL);
+}
+
+u8 rfk_pattern(unsigned long pfn, unsigned int off)
+{
+	return mm_test_pattern(((u64)pfn << PAGE_SHIFT) + off, 0);
+}
+
+void rfk_fill_pattern(struct page *page, unsigned int nr)
+{
+	unsigned int i, off;
+
+	for (i = 0; i < nr; i++) {
+		u8 *p = page_address(page + i);
+
+		for (off = 0; off < PAGE_SIZE; off++)
+			p[off] = rfk_pattern(page_to_pfn(page + i), off);
+	}
+}
+
+unsigned long rfk_bad_bytes(struct page *page, unsigned int nr)
+{
+	unsigned long bad = 0;
+	unsigned int i, off;
+
+	for (i = 0; i < nr; i++) {
+		const u8 *p = page_address(page + i);
+
+		for (off = 0; off < PAGE_SIZE; off++)
+			bad += p[off] != rfk_pattern(page_to_pfn(page + i), off);
+	}
+	return bad;
+}
+
+void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
+		   gfp_t gfp, gfp_t gfp_last)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		pages[i] = alloc_page(i == nr - 1 ? gfp_last : gfp);
+		if (!pages[i])
+			break;
+	}
+	if (i == nr)
+		return;
+	while (i--)
+		__free_page(pages[i]);
+	KUNIT_FAIL_AND_ABORT(test, "could not allocate %d pages", nr);
+}
+
+struct page **rfk_dma_pages(struct kunit *test)
+{
+	struct page **pages;
+
+	if (!IS_ENABLED(CONFIG_ZONE_DMA))
+		kunit_skip(test, "config: CONFIG_ZONE_DMA is off: a zone the case can fill without starving the rest");
+	pages = kunit_kcalloc(test, RFK_DMA_MAX_PAGES, sizeof(*pages),
+			      GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
+	return pages;
+}
+
+int rfk_fill_zone_dma(struct page **pages, int n, bool memalloc)
+{
+	unsigned int noreclaim = 0;
+	struct page *page;
+
+	if (memalloc)
+		noreclaim = memalloc_noreclaim_save();
+	while (n < RFK_DMA_MAX_PAGES) {
+		page = alloc_page(GFP_KERNEL | GFP_DMA | __GFP_NORETRY |
+				  __GFP_NOWARN);
+		if (!page)
+			break;
+		pages[n++] = page;
+	}
+	if (memalloc)
+		memalloc_noreclaim_restore(noreclaim);
+	return n;
+}
+
+/*
+ * A fallback that steals a pageblock boosts the watermark by one: kswapd
+ * drops it once it has balanced the zone, and the cases that fill a zone
+ * keep kswapd away, so it would stay and raise the min watermark.
+ */
+void rfk_zone_drop_boost(struct zone *zone)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&zone->lock, flags);
+	zone->watermark_boost = 0;
+	spin_unlock_irqrestore(&zone->lock, flags);
+}
+
+struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,
+			   const char *name)
+{
+	struct file *file;
+
+	file = file_open_root_mnt(mnt, name, O_CREAT | O_RDWR, 0600);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
+							file), 0);
+	return file;
+}
+
+void rfk_require_contig(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_CONTIG_ALLOC))
+		kunit_skip(test, "config: CONFIG_CONTIG_ALLOC is off");
+}
+
+int rfk_alloc_contig(unsigned long start, unsigned long end)
+{
+#ifdef CONFIG_CONTIG_ALLOC
+	return alloc_contig_range(start, end, ACR_FLAGS_NONE,
+				  GFP_KERNEL | __GFP_NOWARN);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+void rfk_free_contig(unsigned long start, unsigned long nr)
+{
+#ifdef CONFIG_CONTIG_ALLOC
+	free_contig_range(start, nr);
+#endif
+}
+
+/*
+ * The work that frees waiting pages counts its event after it has freed
+ * them: a case that saw them back may read the event a moment early.
+ */
+unsigned long rfk_event_rise(struct kunit *test, const char *name,
+			     unsigned long ev0, unsigned long want)
+{
+	unsigned long deadline = jiffies + HZ;
+	unsigned long rise;
+
+	while ((rise = vm_event(test, name) - ev0) < want &&
+	       time_before(jiffies, deadline))
+		usleep_range(1000, 2000);
+	return rise;
+}

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the rcu_free_* suites share (rcu_free_helpers.c, built once): the
+ * suite fixture, the flagged frees every case watches for its grace
+ * period, the hold of the waiting lists, ZONE_DMA filling and the byte
+ * pattern of pages.
+ *
+ * The grace-period proof needs no patch of ours: rfk_put_flagged() takes
+ * get_state_synchronize_rcu_full() at the last put of a flagged folio
+ * (rfk_watch() just before a call that drops it), and whenever a watched
+ * page is seen handed back (PG_rcu_free cleared: in the buddy, on a
+ * per-CPU list or reallocated), rfk_check_freed() expects
+ * poll_state_synchronize_rcu_full() to say a full grace period has
+ * elapsed since.  Each case calls it right after the path under test
+ * (normal grace period, expedite, drain before OOM, rcu_free_sync(),
+ * compaction, memory failure); the exit waits for every watched page and
+ * checks the rest.  Patch 19's count, rcu_free_nr_early(), is extra proof
+ * where the hook is there.
+ */
+#ifndef MM_TESTS_RCU_FREE_HELPERS_H
+#define MM_TESTS_RCU_FREE_HELPERS_H
+
+#include <kunit/test.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+
+#include "../internal.h"
+#include "../page_alloc.h"
+#include "mm_hooks.h"
+#include "mm_test_util.h"
+#include "vmstat_by_name.h"
+
+/*
+ * Stand-ins for the feature's interfaces where the tree lacks them
+ * (pristine 7.3, or CONFIG_PAGE_RCU_FREE off), or a prefix of the series
+ * lacks the patch that adds one: rfk_init() skips every case in the first
+ * two, a case that needs a later patch's interface skips with
+ * rfk_require_*(), so these are never called.  Macros, so that they also
+ * stand in for the no-op flag functions of a tree with the option off.
+ */
+#ifndef CONFIG_PAGE_RCU_FREE
+#define folio_test_rcu_free(folio)	((void)(folio), false)
+#define folio_set_rcu_free(folio)	((void)(folio))
+#define folio_clear_rcu_free(folio)	((void)(folio))
+#endif
+#if !IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_SYNC)
+static inline void rcu_free_sync(void) { }
+#endif
+#ifdef RCU_FREE_EXPEDITE_PAGES
+#define RFK_HAVE_EXPEDITE	true
+#else
+#define RFK_HAVE_EXPEDITE	false
+#define RCU_FREE_EXPEDITE_PAGES	1
+#endif
+#ifdef RCU_FREE_MAX_DRAINS
+#define RFK_HAVE_MAX_DRAINS	true
+#else
+#define RFK_HAVE_MAX_DRAINS	false
+#define RCU_FREE_MAX_DRAINS	1
+#endif
+
+/* Skip the case when the tree lacks what it checks */
+void rfk_require_expedite(struct kunit *test);
+void rfk_require_drain_bound(struct kunit *test);
+void rfk_require_sync(struct kunit *test);
+
+/* Pages of ZONE_DMA the drain cases can hold at most */
+#define RFK_DMA_MAX_PAGES	(SZ_32M >> PAGE_SHIFT)
+
+/* A page freed with the flag, and the grace-period state at its last put */
+struct rfk_watch {
+	struct page *page;
+	struct rcu_gp_seq gp;
+	bool seen;
+};
+
+/* The fixture of every rcu_free_* case: test->priv */
+struct rfk_ctx {
+	struct rfk_watch *watch;
+	unsigned int nr_watch, nr_seen;
+	unsigned long early0;
+	/* The suite's own state (its .init sets it) */
+	void *suite;
+};
+
+/* .init and .exit of every rcu_free_* suite */
+int rfk_init(struct kunit *test);
+void rfk_exit(struct kunit *test);
+
+static inline struct rfk_ctx *rfk_ctx(struct kunit *test)
+{
+	return test->priv;
+}
+
+/* Watch @page: its last put is now or in the next call */
+void rfk_watch(struct kunit *test, struct page *page);
+/* Drop the last reference on @page with the flag set, watched */
+void rfk_put_flagged(struct kunit *test, struct page *page);
+/*
+ * Check the watched pages seen handed back since the last call: each must
+ * have had a full grace period since its last put.  @path names the free
+ * path in the failure.  Returns how many were newly seen.
+ */
+unsigned int rfk_check_freed(struct kunit *test, const char *path);
+/*
+ * Wait (10 s at most, polling) until every watched page is back, checking
+ * each as it is seen; false, with a failure, if some never came back.
+ */
+bool rfk_wait_watched(struct kunit *test, const char *path);
+/* How many watched pages have not been seen back yet */
+unsigned int rfk_nr_unseen(struct kunit *test);
+
+/*
+ * Keep what the case frees from now on waiting with no grace period
+ * started for it (rcu_free_hold()), so that only the path under test can
+ * free it; the exit releases it.  Returns false, and logs that @part is
+ * not checked, without the hook.
+ */
+bool rfk_hold(struct kunit *test, const char *part);
+/* End the hold early (the exit does it otherwise) */
+void rfk_release(struct kunit *test);
+
+/* The zone counter @name summed over the populated zones, or -1 */
+int rfk_zone_item(const char *name);
+
+/*
+ * Zone counter @item of @zone (NULL: summed over the populated zones),
+ * once it equals @want or after 1 s: the work that hands pages back
+ * lowers nr_free_rcu a moment after it clears their flag.
+ */
+long rfk_zone_stat_settle(struct zone *zone, int item, long want);
+
+/* The byte at @off of the page at @pfn, and filling/checking it */
+u8 rfk_pattern(unsigned long pfn, unsigned int off);
+void rfk_fill_pattern(struct page *page, unsigned int nr);
+unsigned long rfk_bad_bytes(struct page *page, unsigned int nr);
+
+/*
+ * @nr pages from alloc_page(@gfp), the last one from alloc_page(@gfp_last):
+ * all of them, or the case ends with none left allocated.
+ */
+void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
+		   gfp_t gfp, gfp_t gfp_last);
+
+/* An array for RFK_DMA_MAX_PAGES pages; skips without ZONE_DMA */
+struct page **rfk_dma_pages(struct kunit *test);
+/*
+ * Take every page of ZONE_DMA the allocator gives without reserves into
+ * @pages, from @n on; with @memalloc, the reserves too.  The new count.
+ */
+int rfk_fill_zone_dma(struct page **pages, int n, bool memalloc);
+/* Drop the watermark boost that filling @zone may have set */
+void rfk_zone_drop_boost(struct zone *zone);
+
+/* Open @name on @mnt for the current case; closed when the case ends */
+struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,
+			   const char *name);
+
+/* Skip without CONFIG_CONTIG_ALLOC; alloc_contig_range() of [start, end) */
+void rfk_require_contig(struct kunit *test);
+int rfk_alloc_contig(unsigned long start, unsigned long end);
+void rfk_free_contig(unsigned long start, unsigned long nr);
+
+/* A vm event's rise since @ev0, waited for (1 s at most) to reach @want */
+unsigned long rfk_event_rise(struct kunit *test, const char *name,
+			     unsigned long ev0, unsigned long want);
+
+#endif /* MM_TESTS_RCU_FREE_HELPERS_H */

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for memory failure and soft offline of pages with
+ * PG_rcu_free (rcu-free series, patch 9, and patch 1's rule for poisoned
+ * pages): a waiting page is freed first and then taken, never left
+ * poisoned in the allocator's way; memory_failure() of a flagged folio in
+ * use waits for the readers that may copy from it without a reference; a
+ * soft-offlined folio is not queued while poisoned, and its free after an
+ * unpoison waits for a grace period.
+ */
+
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/fs.h>
+#include <linux/kthread.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/swap.h>
+
+#include "rcu_free_helpers.h"
+
+static void require_memory_failure(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off");
+}
+
+/* The two entry points that take a page out of use */
+struct poison_case {
+	const char *name;
+	bool soft;
+};
+
+static const struct poison_case poison_cases[] = {
+	{ "memory_failure", false },
+	{ "soft_offline", true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(poison, poison_cases, name);
+
+/*
+ * memory_failure() (or soft offline) of a page waiting for a grace
+ * period: it ends poisoned and out of the allocator, freed from the wait
+ * after a grace period; unpoisoned after.
+ */
+static void rcu_free_poison_takes_waiting(struct kunit *test)
+{
+	const struct poison_case *c = test->param_value;
+	struct page *page;
+	bool poisoned, buddy;
+	unsigned long pfn;
+	int ret, count;
+
+	require_memory_failure(test);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	pfn = page_to_pfn(page);
+
+	rfk_hold(test, "that the page still waited when it was poisoned");
+	rfk_put_flagged(test, page);
+	ret = c->soft ? soft_offline_page(pfn, 0) :
+			memory_failure(pfn, MF_SW_SIMULATED);
+	rfk_check_freed(test, c->name);
+	poisoned = PageHWPoison(page);
+	buddy = is_free_buddy_page(page);
+	count = page_count(page);
+	if (poisoned)
+		KUNIT_EXPECT_EQ(test, unpoison_memory(pfn), 0);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	KUNIT_EXPECT_TRUE(test, poisoned);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
+	KUNIT_EXPECT_EQ(test, count, 1);
+}
+
+struct mf_call {
+	unsigned long pfn;
+	int ret;
+	struct completion done;
+};
+
+static int mf_call_fn(void *data)
+{
+	struct mf_call *call = data;
+
+	call->ret = memory_failure(call->pfn, MF_SW_SIMULATED);
+	complete(&call->done);
+	return 0;
+}
+
+static void unpoison_pfn(void *data)
+{
+	unsigned long *pfn = data;
+
+	if (*pfn && PageHWPoison(pfn_to_page(*pfn)))
+		unpoison_memory(*pfn);
+}
+
+/*
+ * memory_failure() of a hot tmpfs folio in use: a reader that found it
+ * before PG_hwpoison was set may still be copying from it without a
+ * reference, so memory_failure() must not return (and let its caller act
+ * on the page) while such a reader's section lasts.  The reader is this
+ * thread, spinning in rcu_read_lock() on its CPU while memory_failure()
+ * runs on another; it watches for 200 ms after PG_hwpoison is set.  The
+ * correct code cannot return in that window whatever the timing; code
+ * that does not wait returns well within it.
+ */
+static void rcu_free_poison_waits_for_readers(struct kunit *test)
+{
+	struct mf_call *call;
+	unsigned long *poisoned, deadline;
+	bool seen_poison, returned;
+	struct task_struct *task;
+	struct folio *folio;
+	struct vfsmount *mnt;
+	struct file *file;
+	loff_t pos = 0;
+	int cpu;
+
+	require_memory_failure(test);
+	if (num_online_cpus() < 2)
+		kunit_skip(test, "machine: needs 2 CPUs: the reader spins while memory_failure() runs");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	poisoned = kunit_kzalloc(test, sizeof(*poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, call);
+	KUNIT_ASSERT_NOT_NULL(test, poisoned);
+	/* Runs after the file is gone, which frees the poisoned page */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							poisoned), 0);
+	mnt = mm_test_mount(test, "tmpfs", "never");
+	file = rfk_case_file(test, mnt, "poisoned");
+	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
+	folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_set_rcu_free(folio);
+	call->pfn = folio_pfn(folio);
+	folio_unlock(folio);
+	folio_put(folio);
+	lru_add_drain_all();
+	init_completion(&call->done);
+
+	migrate_disable();
+	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	if (IS_ERR(task)) {
+		migrate_enable();
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	kthread_bind(task, cpu);
+	*poisoned = call->pfn;
+
+	rcu_read_lock();
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(seen_poison = PageHWPoison(pfn_to_page(call->pfn))) &&
+	       !completion_done(&call->done) && time_before(jiffies, deadline))
+		cpu_relax();
+	deadline = jiffies + msecs_to_jiffies(200);
+	while (!(returned = completion_done(&call->done)) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+
+	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_EQ(test, call->ret, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, returned,
+			       "memory_failure() returned inside a reader's section");
+}
+
+/*
+ * A one-page ramfs file whose folio is clean, on the LRU and flagged: what
+ * soft offline invalidates.  ramfs keeps its folios dirty; clearing that
+ * stands in for writeback.
+ */
+static struct file *cached_flagged_folio(struct kunit *test, const char *name,
+					 struct folio **folio)
+{
+	struct vfsmount *mnt = mm_test_mount(test, "ramfs", NULL);
+	struct file *file;
+	loff_t pos = 0;
+	ssize_t ret;
+	void *data;
+
+	file = rfk_case_file(test, mnt, name);
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x5a, PAGE_SIZE);
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
+
+	*folio = filemap_lock_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(*folio));
+	folio_clear_dirty_for_io(*folio);
+	folio_set_rcu_free(*folio);
+	folio_unlock(*folio);
+	folio_put(*folio);
+	lru_add_drain_all();
+	return file;
+}
+
+/*
+ * Soft offline of a hot, clean page cache folio drops its last reference
+ * and takes a hwpoison reference at once: the folio must not wait for a
+ * grace period in between (nr_free_rcu unchanged), and its free after an
+ * unpoison waits for one, once (a folio still queued would be added to a
+ * list a second time).
+ */
+static void rcu_free_poison_offline_cached_then_unpoison(struct kunit *test)
+{
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	long waiting0, waiting_poisoned, waiting_unpoisoned;
+	int ret, unpoisoned = -1, count;
+	unsigned long *left_poisoned, pfn;
+	struct folio *folio;
+	bool poisoned, held;
+
+	require_memory_failure(test);
+	left_poisoned = kunit_kzalloc(test, sizeof(*left_poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, left_poisoned);
+	cached_flagged_folio(test, "offlined", &folio);
+	pfn = folio_pfn(folio);
+	/*
+	 * A folio poisoned while queued is not unpoisoned below: the action
+	 * does it once the exit has let it through its grace period.
+	 */
+	*left_poisoned = pfn;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							left_poisoned), 0);
+	waiting0 = zone_stat_sum(nr_free_rcu);
+
+	held = rfk_hold(test, "that the free after the unpoison still waits");
+	ret = soft_offline_page(pfn, 0);
+	poisoned = PageHWPoison(&folio->page);
+	waiting_poisoned = zone_stat_sum(nr_free_rcu);
+	count = page_count(&folio->page);
+	/* An unpoison of a queued folio would corrupt the list: not then */
+	if (poisoned && waiting_poisoned == waiting0) {
+		/* The unpoison drops the hwpoison reference: the last put */
+		rfk_watch(test, &folio->page);
+		unpoisoned = unpoison_memory(pfn);
+	}
+	waiting_unpoisoned = zone_stat_sum(nr_free_rcu);
+
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	KUNIT_ASSERT_TRUE(test, poisoned);
+	KUNIT_EXPECT_EQ_MSG(test, waiting_poisoned, waiting0,
+			    "queued with the hwpoison reference taken");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	KUNIT_EXPECT_EQ(test, unpoisoned, 0);
+	KUNIT_EXPECT_LE_MSG(test, waiting_unpoisoned, waiting0 + 1,
+			    "the free after the unpoison queued it twice");
+	if (held)
+		KUNIT_EXPECT_EQ_MSG(test, waiting_unpoisoned, waiting0 + 1,
+				    "the free after the unpoison did not wait once");
+}
+
+static struct kunit_case rcu_free_poison_cases[] = {
+	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
+	KUNIT_CASE(rcu_free_poison_waits_for_readers),
+	KUNIT_CASE(rcu_free_poison_offline_cached_then_unpoison),
+	{}
+};
+
+static struct kunit_suite rcu_free_poison_suite = {
+	.name = "rcu_free_poison",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_poison_cases,
+};
+
+kunit_test_suite(rcu_free_poison_suite);
+
+MODULE_DESCRIPTION("KUnit tests for memory failure of pages with PG_rcu_free");
+MODULE_LICENSE("GPL");
