@@ -98,7 +98,8 @@ static struct file *large_file(struct kunit *test)
 	size_t fsize;
 
 	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE) || !IS_ENABLED(CONFIG_TMPFS))
-		kunit_skip(test, "config: CONFIG_TRANSPARENT_HUGEPAGE=n or CONFIG_TMPFS=n: no huge= tmpfs");
+		kunit_skip(test,
+			   "config: CONFIG_TRANSPARENT_HUGEPAGE=n or CONFIG_TMPFS=n: no huge= tmpfs");
 	mnt = mm_test_mount(test, "tmpfs", "always");
 	file = shmem_file_setup_with_mnt(mnt, "filemap_batch", size,
 					 mk_vma_flags(VMA_NORESERVE_BIT));

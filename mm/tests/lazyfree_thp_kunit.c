@@ -138,7 +138,8 @@ static void fault_thp(struct kunit *test, struct lazyfree_ctx *ctx,
 					 MADV_HUGEPAGE), 0);
 	KUNIT_ASSERT_EQ(test, write_pattern(ctx, 0, THP_SIZE, SEED_FIRST), 0);
 	if (mm_kunit_pmd_state(current->mm, ctx->addr) != MM_KUNIT_PMD_HUGE)
-		kunit_skip(test, "machine: no PMD-mapped THP after the fault (THP off or no free 2 MiB)");
+		kunit_skip(test,
+			   "machine: no PMD-mapped THP after the fault (THP off or no free 2 MiB)");
 	/* Newly faulted folios sit in per-CPU batches until drained. */
 	lru_add_drain_all();
 }

@@ -204,8 +204,9 @@ ssize_t mm_kunit_read(struct kunit *test, struct mm_kunit_reader *r,
 	case MM_KUNIT_UBUF:
 		ret = vfs_read(kf->file, (char __user *)r->ubuf, len, &pos);
 		if (ret > 0)
-			KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf,
-					(const void __user *)r->ubuf, ret), 0);
+			KUNIT_ASSERT_EQ(test,
+					copy_from_user(r->kbuf, (const void __user *)r->ubuf,
+						       ret), 0);
 		return ret;
 	default:
 		KUNIT_FAIL_AND_ABORT(test, "no reader %d", iter);

@@ -61,10 +61,11 @@ struct migrations {
 
 /*
  * The case's file is a ramfs inode whose page cache the case fills with
- * pages of its own (its i_private: the case's struct migrations); its ->migrate_folio() is migrate_folio(), which tmpfs
- * uses too, and sees the mode of every migration.  Sync modes try
- * MIGRATE_ASYNC first (migrate_pages_sync()); refusing it makes a folio
- * move in the mode compaction runs in.
+ * pages of its own (its i_private: the case's struct migrations); its
+ * ->migrate_folio() is migrate_folio(), which tmpfs uses too, and sees
+ * the mode of every migration.  Sync modes try MIGRATE_ASYNC first
+ * (migrate_pages_sync()); refusing it makes a folio move in the mode
+ * compaction runs in.
  */
 static int record_migrate_folio(struct address_space *mapping,
 				struct folio *dst, struct folio *src,

@@ -240,8 +240,9 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 	if (is_short) {
 		KUNIT_ASSERT_NOT_NULL(test, fill);
 		fill->pages = rfk_dma_pages(test);
-		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							dma_fill_free, fill), 0);
+		KUNIT_ASSERT_EQ(test,
+				kunit_add_action_or_reset(test, dma_fill_free, fill),
+				0);
 	}
 	pages = kunit_kcalloc(test, nr, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);

@@ -24,13 +24,15 @@
 void rfk_require_expedite(struct kunit *test)
 {
 	if (!RFK_HAVE_EXPEDITE)
-		kunit_skip(test, "not applied: the expedite (no RCU_FREE_EXPEDITE_PAGES in mm/page_alloc.h)");
+		kunit_skip(test,
+			   "not applied: the expedite (no RCU_FREE_EXPEDITE_PAGES in mm/page_alloc.h)");
 }
 
 void rfk_require_drain_bound(struct kunit *test)
 {
 	if (!RFK_HAVE_MAX_DRAINS)
-		kunit_skip(test, "not applied: the drain before OOM (no RCU_FREE_MAX_DRAINS in mm/page_alloc.h)");
+		kunit_skip(test,
+			   "not applied: the drain before OOM (no RCU_FREE_MAX_DRAINS in mm/page_alloc.h)");
 }
 
 void rfk_require_sync(struct kunit *test)
@@ -98,7 +100,8 @@ int rfk_init(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_PAGE_RCU_FREE)) {
 		/* What our patch 1's CONFIG_PAGE_RCU_FREE depends on */
 		if (!IS_ENABLED(CONFIG_64BIT) || IS_ENABLED(CONFIG_PREEMPT_RT))
-			kunit_skip(test, "config: CONFIG_PAGE_RCU_FREE needs CONFIG_64BIT and no CONFIG_PREEMPT_RT");
+			kunit_skip(test,
+				   "config: CONFIG_PAGE_RCU_FREE needs CONFIG_64BIT and no CONFIG_PREEMPT_RT");
 		kunit_skip(test, "not applied: rcu-free (no CONFIG_PAGE_RCU_FREE in this kernel)");
 	}
 
@@ -175,7 +178,8 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 	}
 	ctx->nr_seen += seen;
 	if (early)
-		KUNIT_FAIL(test, "%s handed back %u of %u pages (first pfn %#lx) before a grace period since their last put had ended",
+		KUNIT_FAIL(test,
+			   "%s handed back %u of %u pages (first pfn %#lx) before a grace period since their last put had ended",
 			   path, early, seen, first);
 	return seen;
 }
@@ -275,7 +279,8 @@ struct page **rfk_dma_pages(struct kunit *test)
 	struct page **pages;
 
 	if (!IS_ENABLED(CONFIG_ZONE_DMA))
-		kunit_skip(test, "config: CONFIG_ZONE_DMA is off: a zone the case can fill without starving the rest");
+		kunit_skip(test,
+			   "config: CONFIG_ZONE_DMA is off: a zone the case can fill without starving the rest");
 	pages = kunit_kcalloc(test, RFK_DMA_MAX_PAGES, sizeof(*pages),
 			      GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);

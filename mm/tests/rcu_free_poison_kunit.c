@@ -121,7 +121,8 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 
 	require_memory_failure(test);
 	if (num_online_cpus() < 2)
-		kunit_skip(test, "machine: needs 2 CPUs: the reader spins while memory_failure() runs");
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the reader spins while memory_failure() runs");
 	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
 	poisoned = kunit_kzalloc(test, sizeof(*poisoned), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, call);

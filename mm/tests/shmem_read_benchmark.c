@@ -138,7 +138,8 @@ static void read_bench(struct kunit *test, bool lockless)
 								test), 0);
 		lr_switch(test, lockless);
 	} else if (lockless) {
-		kunit_skip(test, "not applied: no lockless_page_cache_read switch (rcu-free patch 18)");
+		kunit_skip(test,
+			   "not applied: no lockless_page_cache_read switch (rcu-free patch 18)");
 	}
 	chunk = kunit_kmalloc(test, SZ_1M, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, chunk);
@@ -182,7 +183,7 @@ static void read_bench(struct kunit *test, bool lockless)
 	/* Counted on a tracepoint of ours: without it, named and not counted */
 	if (!mm_hook_trace(test, mm_kunit_tracepoint_exists(LR_TRACEPOINT),
 			   LR_TRACEPOINT, lockless ?
-			   "the MiB copied without references (bench=shmem_seq_read_lockless_mib, not counted)" :
+			   "the MiB copied without references (not counted)" :
 			   "that the switch off copies nothing without references"))
 		return;
 

@@ -97,7 +97,7 @@ static void build_mixture(struct kunit *test, struct mm_kunit_file *sf)
 	/* [+64K, +128K) stays a hole */
 	mm_kunit_file_falloc(test, sf, 2 * PMD_BYTES + SZ_128K, SZ_64K);
 	mm_kunit_file_write(test, sf, 2 * PMD_BYTES + SZ_256K,
-		    sf->size - 2 * PMD_BYTES - SZ_256K, 6);
+			    sf->size - 2 * PMD_BYTES - SZ_256K, 6);
 }
 
 static const struct layout layouts[] = {
@@ -332,7 +332,7 @@ static void shmem_read_hwpoison_fallback_exact_bytes(struct kunit *test)
 	for (k = 0; k < MM_KUNIT_NR_ITERS; k++) {
 		mm_kunit_read_and_check(test, r, sf, k, 0, POISONED_PAGE * SZ_PAGE);
 		mm_kunit_read_and_check(test, r, sf, k, SZ_4K + 100,
-			       (POISONED_PAGE - 1) * SZ_PAGE - 100);
+					(POISONED_PAGE - 1) * SZ_PAGE - 100);
 		mm_kunit_read_and_check(test, r, sf, k, after, PMD_BYTES);
 		mm_kunit_read_and_check(test, r, sf, k, after + 3, 3 * SZ_1M);
 	}
@@ -447,10 +447,10 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 	 */
 	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, SZ_4K + 17, 16);
 	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, PMD_BYTES + SZ_4K + 17, 16);
-	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF, 2 * PMD_BYTES + SZ_64K + 17,
-		       16);
+	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF,
+				2 * PMD_BYTES + SZ_64K + 17, 16);
 	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC,
-		       2 * PMD_BYTES + SZ_128K + 17, 16);
+				2 * PMD_BYTES + SZ_128K + 17, 16);
 	pos = 3 * SZ_4K;
 	fault_buf = (char __user *)(r->ubuf + MM_KUNIT_READER_USABLE - 100);
 	KUNIT_EXPECT_EQ(test, vfs_read(sf->file, fault_buf, SZ_4K, &pos),

@@ -189,7 +189,6 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 			    "no read overlapped a cut: the race was not exercised");
 }
 
-
 /* The race state of a case (test->priv) */
 static int shmem_read_race_test_init(struct kunit *test)
 {
