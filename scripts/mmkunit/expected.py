@@ -270,7 +270,8 @@ def built_files(tests_dir: str, config: Dict[str, str]) -> List[str]:
 	mk = os.path.join(tests_dir, 'Makefile')
 	out = []
 	with open(mk, errors='replace') as f:
-		for line in f:
+		text = join_continuations(f.read())
+		for line in text.splitlines():
 			m = re.match(r'\s*obj-(\$\((CONFIG_\w+)\)|y|m)\s*\+?=\s*(.*)', line)
 			if not m:
 				continue
