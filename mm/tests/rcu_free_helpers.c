@@ -131,7 +131,7 @@ void rfk_exit(struct kunit *test)
 	if (test->status == KUNIT_SKIPPED)
 		return;
 	if (mm_hook(test, RCU_FREE_NR_EARLY,
-		    "patch 19's count of pages handed back early")) {
+		    "the count of pages handed back early")) {
 		if (MM_HOOK(RCU_FREE_HOLD))
 			rcu_free_wait_grace();
 		KUNIT_EXPECT_EQ_MSG(test, rcu_free_nr_early() - ctx->early0, 0,
