@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -21,6 +20,7 @@ import fakerepo  # noqa: E402
 
 sys.path.insert(0, os.path.join(fakerepo.REPO, 'scripts'))
 from mmkunit import deps, kernel, mutate  # noqa: E402
+from scripts.tests.test_runs import RunCase  # noqa: E402
 
 SAMPLE_PATCH = r'''From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
 From: Test <test@example.com>
@@ -383,10 +383,10 @@ N_MUTANTS = 13		# 7 of fake_clamp, 1 of fake_pair_of, 5 of fake_add
 STILLBORN = 'fake/0001:mm/fake.c:15:early-return#1'	# return 0; in a struct function
 
 
-class MutateRun(unittest.TestCase):
+class MutateRun(RunCase):
 	def setUp(self):
-		self.tmp = tempfile.TemporaryDirectory()
-		fr = self.fr = fakerepo.FakeRepo(self.tmp.name)
+		super().setUp()
+		fr = self.fr
 		for name, text in (('mm/fake.c', FAKE_C), ('mm/fake.h', FAKE_H),
 				   ('mm/fake_test.c', FAKE_TEST),
 				   ('tools/testing/kunit/kunit.py', FAKE_KUNIT)):
@@ -395,15 +395,6 @@ class MutateRun(unittest.TestCase):
 		with open(os.path.join(fr.repo, 'patches/fake/0001-mm-fake-change.patch'), 'w') as f:
 			f.write(FAKE_PATCH)
 		self.out = os.path.join(fr.build, 'mutate')
-		self.procs = []
-
-	def tearDown(self):
-		for p in self.procs:
-			if p.poll() is None:
-				p.kill()
-				p.wait()
-			p.stdout.close()
-		self.tmp.cleanup()
 
 	def mutate(self, *args, **env):
 		r = self.fr.run('mutate', *args, timeout=300, **env)
