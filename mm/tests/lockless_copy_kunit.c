@@ -167,18 +167,26 @@ static void slot_require(struct kunit *test)
 	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_IN_SLOT);
 }
 
+/* A tmpfs file of @size written with @seed, @xas a fresh xa_state of it */
+static struct mm_kunit_file *slot_file(struct kunit *test, loff_t size,
+				       u8 seed, struct xa_state *xas)
+{
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS,
+							   size);
+
+	*xas = LR_XAS(lf);
+	mm_kunit_file_write(test, lf, 0, lf->size, seed);
+	return lf;
+}
+
 /* An order-0 folio is found in its own slot */
 static void lockless_copy_in_slot_order0(struct kunit *test)
 {
 	struct xa_state xas;
-	struct lr_file *lf;
 	bool in;
 
 	slot_require(test);
-	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
-	xas = LR_XAS(lf);
-
-	lr_file_write(test, lf, 0, lf->size, 3);
+	slot_file(test, 4 * PAGE_SIZE, 3, &xas);
 	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1, &in));
 	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
 }
@@ -192,14 +200,10 @@ static void lockless_copy_in_slot_order0(struct kunit *test)
 static void lockless_copy_in_slot_past_node(struct kunit *test)
 {
 	struct xa_state xas;
-	struct lr_file *lf;
 	bool in;
 
 	slot_require(test);
-	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
-	xas = LR_XAS(lf);
-
-	lr_file_write(test, lf, 0, lf->size, 3);
+	slot_file(test, 4 * PAGE_SIZE, 3, &xas);
 	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1 + XA_CHUNK_SIZE,
 						&in));
 	KUNIT_EXPECT_FALSE_MSG(test, in,
@@ -210,15 +214,12 @@ static void lockless_copy_in_slot_past_node(struct kunit *test)
 static void lockless_copy_in_slot_one_page_file(struct kunit *test)
 {
 	struct xa_state xas, past;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	bool in;
 
 	slot_require(test);
-	lf = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
-	xas = LR_XAS(lf);
+	lf = slot_file(test, PAGE_SIZE, 4, &xas);
 	past = LR_XAS(lf);
-
-	lr_file_write(test, lf, 0, lf->size, 4);
 	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 0, 0, &in));
 	KUNIT_EXPECT_TRUE_MSG(test, in, "folio not found at 0");
 	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&past, 0, 1, &in));
@@ -229,21 +230,16 @@ static void lockless_copy_in_slot_one_page_file(struct kunit *test)
 static void lockless_copy_in_slot_after_punch(struct kunit *test)
 {
 	struct xa_state xas;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct folio *folio;
 	bool in;
 
 	slot_require(test);
-	lf = lr_file_create(test, LR_TMPFS, 4 * PAGE_SIZE);
-	xas = LR_XAS(lf);
-
-	lr_file_write(test, lf, 0, lf->size, 3);
+	lf = slot_file(test, 4 * PAGE_SIZE, 3, &xas);
 	folio = slot_lookup(&xas, 1, 1, &in);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	KUNIT_ASSERT_TRUE(test, in);
-	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_PUNCH_HOLE |
-					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE,
-					    PAGE_SIZE), 0);
+	mm_kunit_file_punch(test, lf, PAGE_SIZE, PAGE_SIZE);
 	rcu_read_lock();
 	in = filemap_read_rcu_in_slot(&xas, 1, folio);
 	rcu_read_unlock();
@@ -251,15 +247,15 @@ static void lockless_copy_in_slot_after_punch(struct kunit *test)
 }
 
 /* A PMD-size file with its folio at 0, looked up at 0 into @xas */
-static struct folio *slot_pmd(struct kunit *test, struct lr_file **lfp,
+static struct folio *slot_pmd(struct kunit *test, struct mm_kunit_file **lfp,
 			      struct xa_state *xas)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_4M);
 	struct folio *pmd;
 	bool in;
 
-	lr_file_write(test, lf, 0, lf->size, 5);
-	lr_need_pmd_folio(test, lf, 0);
+	mm_kunit_file_write(test, lf, 0, lf->size, 5);
+	mm_kunit_need_pmd_folio(test, lf, 0);
 	*xas = LR_XAS(lf);
 	pmd = slot_lookup(xas, 0, 0, &in);
 	KUNIT_ASSERT_NOT_NULL(test, pmd);
@@ -271,7 +267,7 @@ static struct folio *slot_pmd(struct kunit *test, struct lr_file **lfp,
 static void lockless_copy_in_slot_pmd_sibling(struct kunit *test)
 {
 	struct xa_state xas;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct folio *pmd;
 	bool in;
 
@@ -285,19 +281,11 @@ static void lockless_copy_in_slot_pmd_sibling(struct kunit *test)
 }
 
 /* Split the PMD folio @pmd of @lf */
-static void slot_split(struct kunit *test, struct lr_file *lf,
+static void slot_split(struct kunit *test, struct mm_kunit_file *lf,
 		       struct folio *pmd)
 {
-	struct folio *f = filemap_get_folio(lf->file->f_mapping, 0);
-	int err = -EBUSY;
-
-	KUNIT_ASSERT_FALSE(test, IS_ERR(f));
-	folio_lock(f);
-	if (f == pmd && folio_test_large(f))
-		err = split_folio(f);
-	folio_unlock(f);
-	folio_put(f);
-	KUNIT_ASSERT_EQ_MSG(test, err, 0, "split of the PMD folio failed");
+	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_split_folio(lf, 0, pmd), 0,
+			    "split of the PMD folio failed");
 }
 
 /* Once split, a PMD folio is in none of its slots, first nor last */
@@ -305,7 +293,7 @@ static void lockless_copy_in_slot_after_split(struct kunit *test)
 {
 	bool in_first, in_last;
 	struct xa_state xas;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct folio *pmd;
 
 	slot_require(test);
@@ -328,7 +316,7 @@ static void lockless_copy_in_slot_past_split_node(struct kunit *test)
 {
 	const pgoff_t at = HPAGE_PMD_NR - 12;
 	struct xa_state xas, cxas, pxas;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct folio *pmd;
 	bool in;
 
@@ -517,12 +505,12 @@ static void lockless_copy_skip_mark_accessed_changes_nothing(struct kunit *test)
 /* A tmpfs file with a poisoned page: in a PMD-size folio or alone */
 struct hwpoison_case {
 	const char *name;
-	enum lr_kind kind;
+	enum mm_kunit_fs kind;
 };
 
 static const struct hwpoison_case hwpoison_cases[] = {
-	{ "page of a PMD folio without PG_has_hwpoisoned", LR_TMPFS_HUGE },
-	{ "order-0 folio", LR_TMPFS },
+	{ "page of a PMD folio without PG_has_hwpoisoned", MM_KUNIT_TMPFS_HUGE },
+	{ "order-0 folio", MM_KUNIT_TMPFS },
 };
 
 KUNIT_ARRAY_PARAM_DESC(hwpoison, hwpoison_cases, name);
@@ -538,22 +526,22 @@ KUNIT_ARRAY_PARAM_DESC(hwpoison, hwpoison_cases, name);
 static void lockless_copy_hwpoison_page_not_read(struct kunit *test)
 {
 	const struct hwpoison_case *c = test->param_value;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct page *page;
 	ssize_t at, before;
 
 	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
 		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off (no PG_hwpoison)");
-	lf = lr_file_create(test, c->kind, SZ_2M);
-	lr_file_write(test, lf, 0, lf->size, 6);
-	if (c->kind == LR_TMPFS_HUGE)
-		lr_need_pmd_folio(test, lf, 0);
+	lf = mm_kunit_fs_file_create(test, c->kind, SZ_2M);
+	mm_kunit_file_write(test, lf, 0, lf->size, 6);
+	if (c->kind == MM_KUNIT_TMPFS_HUGE)
+		mm_kunit_need_pmd_folio(test, lf, 0);
 	lr_make_hot(test, lf);
 	page = find_get_page(lf->file->f_mapping, 5);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	SetPageHWPoison(page);
-	at = lr_read_at(lf->file, 5 * PAGE_SIZE, 16);
-	before = lr_read_at(lf->file, 4 * PAGE_SIZE, 16);
+	at = lr_read_at(test, lf, 5 * PAGE_SIZE, 16);
+	before = lr_read_at(test, lf, 4 * PAGE_SIZE, 16);
 	ClearPageHWPoison(page);
 	put_page(page);
 	KUNIT_EXPECT_EQ_MSG(test, at, -EIO, "%s: the page with PG_hwpoison was read",

@@ -44,11 +44,6 @@
 #include "lockless_read.h"
 #include "vmstat_by_name.h"
 
-KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
-
-/* Largest read the cases do, plus room for a user buffer's guard */
-#define BUF_LEN		(SZ_2M + SZ_64K)
-
 /* ------------------------------------------------------------- marking */
 
 /*
@@ -57,20 +52,20 @@ KUNIT_DEFINE_ACTION_WRAPPER(vfree_wrapper, vfree, const void *);
  */
 static void lockless_read_flags_reread_page(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
 	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
 	unsigned int rounds;
 
-	lr_file_write(test, lf, 0, lf->size, 1);
-	lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 0),
+	mm_kunit_file_write(test, lf, 0, lf->size, 1);
+	lr_alternate_reads(test, lf, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf, 0),
 			       "flagged by its first read");
-	for (rounds = 1; rounds < 8 && !lr_index_flagged(lf->file, 0); rounds++)
-		lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
+	for (rounds = 1; rounds < 8 && !lr_index_flagged(lf, 0); rounds++)
+		lr_alternate_reads(test, lf, 0, PAGE_SIZE, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf, 0),
 			      "not flagged after %u rounds of reads", rounds);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
-			lr_pages_flagged(lf->file, 2));
+			lr_pages_flagged(lf, 2));
 }
 
 /*
@@ -79,18 +74,18 @@ static void lockless_read_flags_reread_page(struct kunit *test)
  */
 static void lockless_read_leaves_cold_data_unflagged(struct kunit *test)
 {
-	struct lr_file *once = lr_file_create(test, LR_TMPFS, PAGE_SIZE);
-	struct lr_file *stream = lr_file_create(test, LR_TMPFS, SZ_4M);
+	struct mm_kunit_file *once = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, PAGE_SIZE);
+	struct mm_kunit_file *stream = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, SZ_4M);
 	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
 	loff_t off;
 
-	lr_file_write(test, once, 0, once->size, 2);
-	lr_file_write(test, stream, 0, stream->size, 3);
-	KUNIT_ASSERT_GT(test, lr_read_at(once->file, 0, 16), 0);
+	mm_kunit_file_write(test, once, 0, once->size, 2);
+	mm_kunit_file_write(test, stream, 0, stream->size, 3);
+	KUNIT_ASSERT_GT(test, lr_read_at(test, once, 0, 16), 0);
 	for (off = 0; off < stream->size; off += PAGE_SIZE)
-		KUNIT_ASSERT_GT(test, lr_read_at(stream->file, off, PAGE_SIZE), 0);
-	KUNIT_EXPECT_EQ(test, lr_pages_flagged(once->file, 1), 0);
-	KUNIT_EXPECT_EQ(test, lr_pages_flagged(stream->file, SZ_4M >> PAGE_SHIFT),
+		KUNIT_ASSERT_GT(test, lr_read_at(test, stream, off, PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, lr_pages_flagged(once, 1), 0);
+	KUNIT_EXPECT_EQ(test, lr_pages_flagged(stream, SZ_4M >> PAGE_SHIFT),
 			0);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0, 0);
 }
@@ -101,11 +96,11 @@ static void lockless_read_leaves_cold_data_unflagged(struct kunit *test)
  */
 static void lockless_read_mark_counts_every_page(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS_HUGE, SZ_4M);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_4M);
 	unsigned long ev0;
 
-	lr_file_write(test, lf, 0, lf->size, 4);
-	lr_need_pmd_folio(test, lf, 0);
+	mm_kunit_file_write(test, lf, 0, lf->size, 4);
+	mm_kunit_need_pmd_folio(test, lf, 0);
 	ev0 = vm_event(test, "pgfree_rcu_mark");
 	lr_make_hot(test, lf);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_mark") - ev0,
@@ -118,13 +113,13 @@ static void lockless_read_mark_counts_every_page(struct kunit *test)
  */
 static void lockless_read_shmem_access_at_offset(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
 	unsigned int rounds;
 
-	lr_file_write(test, lf, 0, lf->size, 5);
-	for (rounds = 0; rounds < 8 && !lr_index_flagged(lf->file, 0); rounds++)
-		lr_alternate_reads(test, lf->file, 100, PAGE_SIZE + 100, 1, 16);
-	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
+	mm_kunit_file_write(test, lf, 0, lf->size, 5);
+	for (rounds = 0; rounds < 8 && !lr_index_flagged(lf, 0); rounds++)
+		lr_alternate_reads(test, lf, 100, PAGE_SIZE + 100, 1, 16);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf, 0),
 			      "reads at offset 100 never flagged the folio");
 }
 
@@ -134,18 +129,18 @@ static void lockless_read_shmem_access_at_offset(struct kunit *test)
  */
 static void lockless_read_shmem_one_access_within_folio(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
 	loff_t off;
 
-	lr_file_write(test, lf, 0, lf->size, 6);
+	mm_kunit_file_write(test, lf, 0, lf->size, 6);
 	/* The last read ends in folio 1, so the first below enters folio 0 */
-	KUNIT_ASSERT_GT(test, lr_read_at(lf->file, PAGE_SIZE + 100, 16), 0);
+	KUNIT_ASSERT_GT(test, lr_read_at(test, lf, PAGE_SIZE + 100, 16), 0);
 	for (off = 16; off < 256; off += 16) {
-		KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, off, 16), 16);
+		KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, off, 16), 16);
 		/* See lr_alternate_reads() */
 		lru_add_drain_all();
 	}
-	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 0),
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf, 0),
 			       "reads that stayed within the folio flagged it");
 }
 
@@ -158,27 +153,27 @@ static void lockless_read_shmem_one_access_within_folio(struct kunit *test)
  */
 static void lockless_read_shmem_reread_marks_deactivated(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
 	struct folio *folio;
 	unsigned int i;
 
 	if (lru_gen_enabled())
 		kunit_skip(test,
 			   "machine: the multi-gen LRU is on; the case needs the classic LRU");
-	lr_file_write(test, lf, 0, lf->size, 9);
+	mm_kunit_file_write(test, lf, 0, lf->size, 9);
 	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
 							folio), 0);
 	/* The last read ends within the folio */
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 0, 16), 16);
 	folio_deactivate(folio);
 	lru_add_drain_all();
 	KUNIT_ASSERT_FALSE_MSG(test, folio_test_active(folio),
 			       "the folio was not deactivated");
 	for (i = 0; i < 2; i++) {
-		KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 64), 64);
+		KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 0, 64), 64);
 		/* See lr_alternate_reads() */
 		lru_add_drain_all();
 	}
@@ -208,19 +203,17 @@ KUNIT_ARRAY_PARAM_DESC(switch, switch_cases, name);
 static void lockless_read_shmem_prev_pos(struct kunit *test)
 {
 	const struct switch_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = lr_hot_file(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 10);
 	struct file *file = lf->file;
 	const loff_t sentinel = PAGE_SIZE + 7;
 	struct lr_stat s0, s1;
 	bool counted;
 
-	lr_file_write(test, lf, 0, lf->size, 10);
-	lr_make_hot(test, lf);
 	lr_switch(test, c->on);
 	counted = lr_watch(test, lf, "which path read");
 	file->f_ra.prev_pos = sentinel;
 	lr_now(test, &s0);
-	KUNIT_ASSERT_EQ(test, lr_read_at(file, 100, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 100, 16), 16);
 	lr_now(test, &s1);
 	if (counted)
 		KUNIT_ASSERT_EQ_MSG(test, s1.bytes - s0.bytes, c->on ? 16UL : 0UL,
@@ -230,145 +223,38 @@ static void lockless_read_shmem_prev_pos(struct kunit *test)
 			    "%s: 16 bytes read at 100", c->name);
 
 	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, lr_read_at(file, lf->size, 16), 0);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, lf->size, 16), 0);
 	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, lf->size,
 			    "%s: a read at EOF", c->name);
 
 	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, lr_read_at(file, 200, 0), 0);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 200, 0), 0);
 	KUNIT_EXPECT_EQ_MSG(test, file->f_ra.prev_pos, 200,
 			    "%s: a read of no bytes at 200", c->name);
 }
 
 /* ---------------------------------------------------- read correctness */
 
-enum lr_iter { LR_KVEC, LR_BVEC, LR_UBUF };
-static const char * const lr_iter_name[] = { "kvec", "bvec", "ubuf" };
-
-struct reader {
-	u8 *kbuf;
-	struct page **pages;	/* BUF_LEN of them, for bvec */
-	struct bio_vec *bvec;
-	unsigned long ubuf;
-};
-
-static void reader_free_pages(void *data)
-{
-	struct reader *r = data;
-	unsigned int i;
-
-	for (i = 0; i < BUF_LEN >> PAGE_SHIFT; i++)
-		if (r->pages[i])
-			__free_page(r->pages[i]);
-}
-
-static struct reader *reader_create(struct kunit *test)
-{
-	struct reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-	unsigned int i, nr = BUF_LEN >> PAGE_SHIFT;
-
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	r->kbuf = vmalloc(BUF_LEN);
-	KUNIT_ASSERT_NOT_NULL(test, r->kbuf);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, vfree_wrapper,
-							r->kbuf), 0);
-	r->pages = kunit_kcalloc(test, nr, sizeof(*r->pages), GFP_KERNEL);
-	r->bvec = kunit_kcalloc(test, nr, sizeof(*r->bvec), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r->pages);
-	KUNIT_ASSERT_NOT_NULL(test, r->bvec);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, reader_free_pages,
-							r), 0);
-	for (i = 0; i < nr; i++) {
-		r->pages[i] = alloc_page(GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, r->pages[i]);
-	}
-	r->ubuf = kunit_vm_mmap(test, NULL, 0, BUF_LEN, PROT_READ | PROT_WRITE,
-				MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE_MSG(test, r->ubuf, 0, "kunit_vm_mmap failed");
-	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(r->ubuf));
-	return r;
-}
-
-/*
- * Read @len bytes at @off of @file through @kind; the bytes land in
- * r->kbuf.  The user buffer is faulted in first: a fault under
- * rcu_read_lock() ends the lockless copy, and the case wants all of it.
- */
-static ssize_t reader_read(struct kunit *test, struct reader *r,
-			   struct file *file, enum lr_iter kind, loff_t off,
-			   size_t len)
-{
-	struct iov_iter iter;
-	struct kiocb kiocb;
-	unsigned int i, nr;
-	loff_t pos = off;
-	ssize_t ret;
-
-	KUNIT_ASSERT_LE(test, len, (size_t)BUF_LEN);
-	memset(r->kbuf, 0xa5, len);
-	switch (kind) {
-	case LR_KVEC:
-		return kernel_read(file, r->kbuf, len, &pos);
-	case LR_BVEC:
-		nr = DIV_ROUND_UP(len, PAGE_SIZE);
-		for (i = 0; i < nr; i++)
-			bvec_set_page(&r->bvec[i], r->pages[i],
-				      min_t(size_t, PAGE_SIZE,
-					    len - i * PAGE_SIZE), 0);
-		iov_iter_bvec(&iter, ITER_DEST, r->bvec, nr, len);
-		init_sync_kiocb(&kiocb, file);
-		kiocb.ki_pos = off;
-		ret = file->f_op->read_iter(&kiocb, &iter);
-		for (i = 0; ret > 0 && i < DIV_ROUND_UP(ret, PAGE_SIZE); i++)
-			memcpy_from_page(r->kbuf + i * PAGE_SIZE, r->pages[i], 0,
-					 min_t(size_t, PAGE_SIZE,
-					       ret - i * PAGE_SIZE));
-		return ret;
-	case LR_UBUF:
-		KUNIT_ASSERT_EQ(test, clear_user((void __user *)r->ubuf, len),
-				0);
-		ret = vfs_read(file, (char __user *)r->ubuf, len, &pos);
-		if (ret > 0)
-			KUNIT_ASSERT_EQ(test,
-					copy_from_user(r->kbuf,
-						       (void __user *)r->ubuf,
-						       ret), 0);
-		return ret;
-	}
-	return -EINVAL;
-}
-
-/* 0 if r->kbuf[0, @n) holds the file's bytes at @off, else fail */
-static int check_bytes(struct kunit *test, struct reader *r,
-		       struct lr_file *lf, const char *what, loff_t off,
-		       size_t n)
-{
-	size_t i;
-
-	if (!memcmp(r->kbuf, lf->want + off, n))
-		return 0;
-	for (i = 0; i < n && r->kbuf[i] == lf->want[off + i]; i++)
-		;
-	KUNIT_FAIL(test, "%s: byte at %lld is %#x, want %#x", what, off + i,
-		   r->kbuf[i], lf->want[off + i]);
-	return -EINVAL;
-}
-
 struct read_case {
-	enum lr_kind fs;
-	enum lr_iter iter;
+	enum mm_kunit_fs fs;
+	enum mm_kunit_iter iter;
 };
 
 static const struct read_case read_cases[] = {
-	{ LR_TMPFS, LR_KVEC }, { LR_TMPFS, LR_BVEC }, { LR_TMPFS, LR_UBUF },
-	{ LR_TMPFS_HUGE, LR_KVEC }, { LR_TMPFS_HUGE, LR_UBUF },
-	{ LR_RAMFS, LR_KVEC }, { LR_RAMFS, LR_BVEC }, { LR_RAMFS, LR_UBUF },
+	{ MM_KUNIT_TMPFS, MM_KUNIT_KVEC },
+	{ MM_KUNIT_TMPFS, MM_KUNIT_BVEC },
+	{ MM_KUNIT_TMPFS, MM_KUNIT_UBUF },
+	{ MM_KUNIT_TMPFS_HUGE, MM_KUNIT_KVEC },
+	{ MM_KUNIT_TMPFS_HUGE, MM_KUNIT_UBUF },
+	{ MM_KUNIT_RAMFS, MM_KUNIT_KVEC },
+	{ MM_KUNIT_RAMFS, MM_KUNIT_BVEC },
+	{ MM_KUNIT_RAMFS, MM_KUNIT_UBUF },
 };
 
 static void read_case_desc(const struct read_case *c, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %s", lr_kind_name[c->fs],
-		 lr_iter_name[c->iter]);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %s", mm_kunit_fs_name[c->fs],
+		 mm_kunit_iter_name[c->iter]);
 }
 
 KUNIT_ARRAY_PARAM(read, read_cases, read_case_desc);
@@ -397,8 +283,8 @@ static const loff_t read_offs[] = {
  * it was done whole without references, else stores it (patch 15): a
  * proof of the path that needs no tracepoint.  false on a failure.
  */
-static bool read_one(struct kunit *test, struct reader *r, bool counted,
-		     struct lr_file *lf, enum lr_iter iter, bool lockless,
+static bool read_one(struct kunit *test, struct mm_kunit_reader *r, bool counted,
+		     struct mm_kunit_file *lf, enum mm_kunit_iter iter, bool lockless,
 		     loff_t off, size_t len)
 {
 	size_t want = off >= lf->size ? 0 : min_t(loff_t, len, lf->size - off);
@@ -412,10 +298,11 @@ static bool read_one(struct kunit *test, struct reader *r, bool counted,
 		 lockless ? "on" : "off", len, off);
 	lf->file->f_ra.prev_pos = READ_SENTINEL;
 	lr_now(test, &s0);
-	n = reader_read(test, r, lf->file, iter, off, len);
+	n = mm_kunit_read(test, r, lf, iter, off, len);
 	lr_now(test, &s1);
 	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)want, "%s", what);
-	if (n != (ssize_t)want || check_bytes(test, r, lf, what, off, n))
+	if (n != (ssize_t)want ||
+	    mm_kunit_check_bytes(test, r->kbuf, lf->want + off, off, n, what))
 		return false;
 	if ((lf->file->f_mode & FMODE_RANDOM) && want == len) {
 		loff_t pos = lockless ? READ_SENTINEL : off + (loff_t)want;
@@ -446,17 +333,17 @@ static bool read_one(struct kunit *test, struct reader *r, bool counted,
 static void lockless_read_bytes(struct kunit *test)
 {
 	const struct read_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, c->fs, READ_FILE_SIZE);
-	struct reader *r = reader_create(test);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, c->fs, READ_FILE_SIZE);
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
 	unsigned int i, j, sw;
 	bool counted;
 
-	lr_file_write(test, lf, 0, lf->size, 6);
-	if (c->fs == LR_TMPFS_HUGE)
-		lr_need_pmd_folio(test, lf, 0);
+	mm_kunit_file_write(test, lf, 0, lf->size, 6);
+	if (c->fs == MM_KUNIT_TMPFS_HUGE)
+		mm_kunit_need_pmd_folio(test, lf, 0);
 	lr_make_hot(test, lf);
 	counted = lr_watch(test, lf, "bytes and RCU sections copied without a reference");
-	if (c->fs == LR_RAMFS)
+	if (c->fs == MM_KUNIT_RAMFS)
 		lf->file->f_mode |= FMODE_RANDOM;
 
 	for (sw = 0; sw < 2; sw++) {
@@ -487,12 +374,12 @@ static const struct prev_pos_case prev_pos_cases[] = {
 KUNIT_ARRAY_PARAM_DESC(prev_pos, prev_pos_cases, name);
 
 /* f_ra.prev_pos after a 16-byte read at PAGE_SIZE, set to @sentinel first */
-static loff_t prev_pos_after_read(struct kunit *test, struct file *file,
-				  loff_t sentinel)
+static loff_t prev_pos_after_read(struct kunit *test,
+				  struct mm_kunit_file *lf, loff_t sentinel)
 {
-	file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, lr_read_at(file, PAGE_SIZE, 16), 16);
-	return file->f_ra.prev_pos;
+	lf->file->f_ra.prev_pos = sentinel;
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, PAGE_SIZE, 16), 16);
+	return lf->file->f_ra.prev_pos;
 }
 
 /*
@@ -503,16 +390,21 @@ static loff_t prev_pos_after_read(struct kunit *test, struct file *file,
 static void lockless_read_fmode_random_prev_pos(struct kunit *test)
 {
 	const struct prev_pos_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 4 * PAGE_SIZE);
+	struct mm_kunit_file *lf = lr_hot_file(test, MM_KUNIT_RAMFS, 4 * PAGE_SIZE, 7);
 	const loff_t sentinel = 3 * PAGE_SIZE + 7;
 
-	lr_file_write(test, lf, 0, lf->size, 7);
-	lr_make_hot(test, lf);
 	lr_switch(test, c->on);
 	if (c->random)
 		lf->file->f_mode |= FMODE_RANDOM;
-	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf->file, sentinel),
+	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf, sentinel),
 			    c->kept ? sentinel : PAGE_SIZE + 16, "%s", c->name);
+}
+
+/* 16 bytes of folio 1, then of folio 0: the second read enters folio 0 */
+static void enter_folio0(struct kunit *test, struct mm_kunit_file *lf)
+{
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 0, 16), 16);
 }
 
 /*
@@ -525,30 +417,26 @@ static void lockless_read_clears_idle(struct kunit *test)
 {
 	struct lr_stat s0, s1;
 	struct folio *folio;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	bool idle, counted;
 
 	if (!IS_ENABLED(CONFIG_PAGE_IDLE_FLAG))
 		kunit_skip(test, "config: CONFIG_PAGE_IDLE_FLAG is off (IDLE_PAGE_TRACKING)");
-	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
-	lr_file_write(test, lf, 0, lf->size, 5);
-	lr_make_hot(test, lf);
+	lf = lr_hot_file(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 5);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	folio_set_idle(folio);
 	/* The file holds the folio; no reference of ours to leak */
 	folio_put(folio);
 
-	/* Each read enters the folio the previous one did not end in */
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	enter_folio0(test, lf);
 	idle = folio_test_idle(folio);
 	KUNIT_EXPECT_FALSE_MSG(test, idle, "a read left the hot folio idle");
 
 	counted = lr_watch(test, lf, "lockless again once PG_idle was cleared");
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, PAGE_SIZE, 16), 16);
 	lr_now(test, &s0);
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, 0, 16), 16);
 	lr_now(test, &s1);
 	if (counted)
 		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 16,
@@ -562,17 +450,16 @@ static void lockless_read_clears_idle(struct kunit *test)
  */
 static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 {
-	struct lr_file *lf = lr_file_create(test, LR_TMPFS, 8 * PAGE_SIZE);
-	struct reader *r = reader_create(test);
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 8 * PAGE_SIZE);
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
 	struct lr_stat s0, s1;
 	unsigned int i;
 	bool counted;
 
 	/* pages 0-1 and 4-7 written, 2 fallocated, 3 a hole */
-	lr_file_write(test, lf, 0, 2 * PAGE_SIZE, 8);
-	lr_file_write(test, lf, 4 * PAGE_SIZE, 4 * PAGE_SIZE, 8);
-	KUNIT_ASSERT_EQ(test, vfs_fallocate(lf->file, FALLOC_FL_KEEP_SIZE,
-					    2 * PAGE_SIZE, PAGE_SIZE), 0);
+	mm_kunit_file_write(test, lf, 0, 2 * PAGE_SIZE, 8);
+	mm_kunit_file_write(test, lf, 4 * PAGE_SIZE, 4 * PAGE_SIZE, 8);
+	mm_kunit_file_falloc(test, lf, 2 * PAGE_SIZE, PAGE_SIZE);
 	/*
 	 * Pages 0-1 read in turn get hot.  Page 2 is entered by reads that
 	 * span pages 1-3 (the batch path of shmem reads) and by reads of it
@@ -580,39 +467,41 @@ static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 	 * zeroes and never marked, whatever prev_pos says.
 	 */
 	for (i = 0; i < 16; i++) {
-		lr_alternate_reads(test, lf->file, 0, PAGE_SIZE, 1, 16);
-		lr_alternate_reads(test, lf->file, 2 * PAGE_SIZE,
+		lr_alternate_reads(test, lf, 0, PAGE_SIZE, 1, 16);
+		lr_alternate_reads(test, lf, 2 * PAGE_SIZE,
 				   4 * PAGE_SIZE, 1, 16);
-		KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
-						  PAGE_SIZE + 100,
-						  2 * PAGE_SIZE),
+		KUNIT_ASSERT_EQ(test, mm_kunit_read(test, r, lf, MM_KUNIT_KVEC,
+						    PAGE_SIZE + 100, 2 * PAGE_SIZE),
 				(ssize_t)(2 * PAGE_SIZE));
-		KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "pages 1-3",
-						  PAGE_SIZE + 100,
-						  2 * PAGE_SIZE), 0);
-		KUNIT_ASSERT_GT(test, lr_read_at(lf->file, 4 * PAGE_SIZE, 16), 0);
+		KUNIT_EXPECT_EQ(test, mm_kunit_check_bytes(test, r->kbuf,
+							   lf->want + PAGE_SIZE + 100,
+							   PAGE_SIZE + 100, 2 * PAGE_SIZE,
+							   "pages 1-3"), 0);
+		KUNIT_ASSERT_GT(test, lr_read_at(test, lf, 4 * PAGE_SIZE, 16), 0);
 	}
-	KUNIT_EXPECT_TRUE(test, lr_index_flagged(lf->file, 0));
-	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf->file, 2),
+	KUNIT_EXPECT_TRUE(test, lr_index_flagged(lf, 0));
+	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf, 2),
 			       "fallocated folio flagged");
 
 	counted = lr_watch(test, lf, "fallocated folio and hole not copied without a reference");
 	lr_now(test, &s0);
-	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC,
-					  2 * PAGE_SIZE, 2 * PAGE_SIZE),
+	KUNIT_ASSERT_EQ(test, mm_kunit_read(test, r, lf, MM_KUNIT_KVEC,
+					    2 * PAGE_SIZE, 2 * PAGE_SIZE),
 			(ssize_t)(2 * PAGE_SIZE));
 	lr_now(test, &s1);
-	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "fallocated and hole",
-					  2 * PAGE_SIZE, 2 * PAGE_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, mm_kunit_check_bytes(test, r->kbuf,
+						   lf->want + 2 * PAGE_SIZE,
+						   2 * PAGE_SIZE, 2 * PAGE_SIZE,
+						   "fallocated and hole"), 0);
 	if (counted)
 		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0UL,
 				    "fallocated folio or hole copied without a reference");
 
 	/* A read across all of it: right bytes, zeroes where nothing was written */
-	KUNIT_ASSERT_EQ(test, reader_read(test, r, lf->file, LR_KVEC, 0,
-					  lf->size), (ssize_t)lf->size);
-	KUNIT_EXPECT_EQ(test, check_bytes(test, r, lf, "whole file", 0,
-					  lf->size), 0);
+	KUNIT_ASSERT_EQ(test, mm_kunit_read(test, r, lf, MM_KUNIT_KVEC, 0,
+					    lf->size), (ssize_t)lf->size);
+	KUNIT_EXPECT_EQ(test, mm_kunit_check_bytes(test, r->kbuf, lf->want, 0,
+						   lf->size, "whole file"), 0);
 }
 
 /*
@@ -625,13 +514,11 @@ static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 static void lockless_read_switch(struct kunit *test)
 {
 	const struct switch_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, LR_RAMFS, 2 * PAGE_SIZE);
+	struct mm_kunit_file *lf = lr_hot_file(test, MM_KUNIT_RAMFS, 2 * PAGE_SIZE, 9);
 	const loff_t sentinel = PAGE_SIZE + 7;
 	struct lr_stat s0, s1;
 	bool counted;
 
-	lr_file_write(test, lf, 0, lf->size, 9);
-	lr_make_hot(test, lf);
 	lr_switch(test, !c->on);
 	lr_switch(test, c->on);
 	KUNIT_EXPECT_EQ(test, lr_switch_get(test), c->on);
@@ -640,7 +527,7 @@ static void lockless_read_switch(struct kunit *test)
 			   "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
 	lf->file->f_mode |= FMODE_RANDOM;
 	lr_now(test, &s0);
-	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf->file, sentinel),
+	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf, sentinel),
 			c->on ? sentinel : PAGE_SIZE + 16);
 	lr_now(test, &s1);
 	if (counted)
@@ -650,17 +537,14 @@ static void lockless_read_switch(struct kunit *test)
 }
 
 /* The file system a case reads from */
-struct fs_case {
-	const char *name;
-	enum lr_kind kind;
-};
+static const enum mm_kunit_fs fs_cases[] = { MM_KUNIT_TMPFS, MM_KUNIT_RAMFS };
 
-static const struct fs_case fs_cases[] = {
-	{ "tmpfs", LR_TMPFS },
-	{ "ramfs", LR_RAMFS },
-};
+static void fs_case_desc(const enum mm_kunit_fs *fs, char *desc)
+{
+	strscpy(desc, mm_kunit_fs_name[*fs], KUNIT_PARAM_DESC_SIZE);
+}
 
-KUNIT_ARRAY_PARAM_DESC(fs, fs_cases, name);
+KUNIT_ARRAY_PARAM(fs, fs_cases, fs_case_desc);
 
 /*
  * Patches 13, 17: a hot folio whose PG_rcu_free was cleared (by hand here)
@@ -670,22 +554,18 @@ KUNIT_ARRAY_PARAM_DESC(fs, fs_cases, name);
  */
 static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
 {
-	const struct fs_case *c = test->param_value;
-	struct lr_file *lf = lr_file_create(test, c->kind, 2 * PAGE_SIZE);
+	const enum mm_kunit_fs *fs = test->param_value;
+	struct mm_kunit_file *lf = lr_hot_file(test, *fs, 2 * PAGE_SIZE, 11);
 	struct folio *folio;
 
-	lr_file_write(test, lf, 0, lf->size, 11);
-	lr_make_hot(test, lf);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	folio_clear_rcu_free(folio);
 	folio_put(folio);
-	/* The last read ends in folio 1, so the next enters folio 0 */
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, PAGE_SIZE, 16), 16);
-	KUNIT_ASSERT_EQ(test, lr_read_at(lf->file, 0, 16), 16);
-	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf->file, 0),
+	enter_folio0(test, lf);
+	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf, 0),
 			      "%s: the unflagged folio was read without a reference",
-			      c->name);
+			      mm_kunit_fs_name[*fs]);
 }
 
 /* How the ABA case lets go of the file while a reader may hold its folio */
@@ -721,14 +601,12 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 	const struct aba_case *c = test->param_value;
 	struct rcu_gp_seq gp;
 	struct folio *folio;
-	struct lr_file *lf;
+	struct mm_kunit_file *lf;
 	struct page *page;
 	bool hold, buddy;
 	int ref;
 
-	lf = lr_file_create(test, LR_TMPFS, 2 * PAGE_SIZE);
-	lr_file_write(test, lf, 0, lf->size, 10);
-	lr_make_hot(test, lf);
+	lf = lr_hot_file(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 10);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	page = &folio->page;
@@ -744,7 +622,7 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 	}
 	get_state_synchronize_rcu_full(&gp);
 	if (c->evict)
-		lr_file_drop(test, lf);
+		mm_kunit_file_drop(test, lf);
 	else
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&lf->file->f_path, 0), 0);
 	/*
@@ -765,22 +643,9 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 			    "%s: page in use again (or never freed)", c->name);
 }
 
-/* The suite's probe of mm_filemap_read_rcu, each case's through test->priv */
-static struct lr_trace lockless_read_trace;
-
-static int lockless_read_suite_init(struct kunit_suite *suite)
-{
-	return lr_trace_suite_init(&lockless_read_trace);
-}
-
-static void lockless_read_suite_exit(struct kunit_suite *suite)
-{
-	lr_trace_suite_exit(&lockless_read_trace);
-}
-
 static int lockless_read_test_init(struct kunit *test)
 {
-	lr_trace_case_init(test, &lockless_read_trace);
+	lr_trace_case_init(test);
 	lr_require_rcu_free(test);
 	lr_wait_deferred();
 	/*
@@ -823,8 +688,8 @@ static struct kunit_case lockless_read_cases[] = {
 
 static struct kunit_suite lockless_read_suite = {
 	.name = "lockless_read",
-	.suite_init = lockless_read_suite_init,
-	.suite_exit = lockless_read_suite_exit,
+	.suite_init = lr_suite_init,
+	.suite_exit = lr_suite_exit,
 	.init = lockless_read_test_init,
 	.exit = lockless_read_test_exit,
 	.test_cases = lockless_read_cases,

@@ -53,18 +53,15 @@
 
 #include <kunit/test.h>
 #include <linux/delay.h>
-#include <linux/falloc.h>
 #include <linux/mm.h>
 #include <linux/huge_mm.h>
 #include <linux/kthread.h>
-#include <linux/migrate.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/random.h>
 #include <linux/sizes.h>
 #include <linux/swap.h>
 
-#include "../internal.h"
 #include "lockless_read.h"
 
 static unsigned int seed;
@@ -87,7 +84,6 @@ MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)"
 /* Pages one read can touch */
 #define RACE_READ_PAGES		(RACE_MAX_READ / PAGE_SIZE + 2)
 #define RACE_MAX_READERS	8
-#define RACE_PUNCH		(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)
 #define RACE_GEN_MASK		0xffffffu
 #define RACE_TRUNC_RING		256
 /* Reads of the target ranges a step waits for, twice, before it acts */
@@ -106,7 +102,7 @@ static u64 race_tag(unsigned int file, loff_t off, u32 gen)
 }
 
 struct race_file {
-	struct lr_file *lf;	/* lf->want: the writer's buffer of tags */
+	struct mm_kunit_file *lf;	/* lf->want: the writer's buffer of tags */
 	u32 cur[RACE_PAGES];	/* generation being written, or last written */
 	u32 done[RACE_PAGES];	/* generation last written in full */
 	/*
@@ -424,11 +420,7 @@ static void race_stop(struct race *race)
 	race->nr_readers = 0;
 }
 
-static void race_stop_action(void *data)
-{
-	race_stop(data);
-}
-
+KUNIT_DEFINE_ACTION_WRAPPER(race_stop_action, race_stop, struct race *);
 KUNIT_DEFINE_ACTION_WRAPPER(race_kvfree, kvfree, const void *);
 
 /* Before a change of [@start, @end): zeroes may show there from now on */
@@ -460,13 +452,6 @@ static void race_write(struct kunit *test, struct race *race,
 			    'A' + file, start, end);
 	for (p = start >> PAGE_SHIFT; p < end >> PAGE_SHIFT; p++)
 		race_set_done(rf, p, gen);
-}
-
-static void race_punch(struct kunit *test, struct race *race,
-		       unsigned int file, loff_t off, loff_t len)
-{
-	KUNIT_ASSERT_EQ(test, vfs_fallocate(race->f[file].lf->file, RACE_PUNCH,
-					    off, len), 0);
 }
 
 /* Before i_size goes down to @size */
@@ -531,7 +516,7 @@ static loff_t race_b_len(u32 gen)
  * The file with hot folios and generation 1 everywhere, and its readers
  * started.
  */
-static struct race *race_start(struct kunit *test, enum lr_kind kind,
+static struct race *race_start(struct kunit *test, enum mm_kunit_fs kind,
 			       u32 s)
 {
 	struct race *race = kunit_kzalloc(test, sizeof(*race), GFP_KERNEL);
@@ -544,32 +529,24 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind,
 	for (f = 0; f < RACE_FILES; f++) {
 		struct race_file *rf = &race->f[f];
 
-		rf->lf = lr_file_create(test, f ? LR_TMPFS_HUGE : kind,
-					RACE_FILE_SIZE);
+		rf->lf = mm_kunit_fs_file_create(test, f ? MM_KUNIT_TMPFS_HUGE : kind,
+						 RACE_FILE_SIZE);
 		race_begin(rf, 0, RACE_FILE_SIZE, race->gen);
 		race_write(test, race, f, 0, RACE_FILE_SIZE, race->gen);
 	}
 	for (pass = 0; pass < 8; pass++) {
-		for (f = 0; f < RACE_FILES; f++) {
-			for (off = 0; off < RACE_FILE_SIZE; off += PAGE_SIZE) {
-				u8 b[16];
-				loff_t pos = off;
-
-				KUNIT_ASSERT_EQ(test,
-						kernel_read(race->f[f].lf->file,
-							    b, sizeof(b), &pos),
-						(ssize_t)sizeof(b));
-			}
-		}
-		/* Queued activations take effect (see lockless_read_kunit.c) */
+		for (f = 0; f < RACE_FILES; f++)
+			for (off = 0; off < RACE_FILE_SIZE; off += PAGE_SIZE)
+				KUNIT_ASSERT_EQ(test, lr_read_at(test, race->f[f].lf, off, 16),
+						16);
+		/* Queued activations take effect (see lr_alternate_reads()) */
 		lru_add_drain_all();
 	}
-	if (kind == LR_TMPFS_HUGE)
-		lr_need_pmd_folio(test, race->f[0].lf, 0);
-	lr_need_pmd_folio(test, race->f[1].lf, 0);
+	if (kind == MM_KUNIT_TMPFS_HUGE)
+		mm_kunit_need_pmd_folio(test, race->f[0].lf, 0);
+	mm_kunit_need_pmd_folio(test, race->f[1].lf, 0);
 
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, race_stop_action,
-							race), 0);
+	mm_kunit_defer(test, race_stop_action, race);
 	for (i = 0; i < min(num_online_cpus(), RACE_MAX_READERS); i++) {
 		struct race_reader *rr = kunit_kzalloc(test, sizeof(*rr),
 						       GFP_KERNEL);
@@ -580,9 +557,7 @@ static struct race *race_start(struct kunit *test, enum lr_kind kind,
 		rr->rnd = (s ^ (i + 1) * 2654435761u) ?: 1;
 		rr->buf = kvmalloc(RACE_MAX_READ + 8, GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, rr->buf);
-		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-								race_kvfree,
-								rr->buf), 0);
+		mm_kunit_defer(test, race_kvfree, rr->buf);
 		t = kthread_run(race_reader_fn, rr, "lockless_race/%u", i);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(t));
 		race->readers[race->nr_readers++] = t;
@@ -642,7 +617,7 @@ typedef unsigned long (*race_step_t)(struct kunit *test, struct race *race,
  * deadline is a hang guard, not a speed requirement: a case that never
  * gets there fails and says how far it got.
  */
-static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
+static void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 		     race_step_t step)
 {
 	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
@@ -678,13 +653,6 @@ static void race_run(struct kunit *test, enum lr_kind kind, const char *what,
 	race_end(test, race, what, ops, reads, counted, &s0);
 }
 
-static void race_fallocate(struct kunit *test, struct race *race,
-			   unsigned int file, loff_t off, loff_t len)
-{
-	KUNIT_ASSERT_EQ(test, vfs_fallocate(race->f[file].lf->file,
-					    FALLOC_FL_KEEP_SIZE, off, len), 0);
-}
-
 /*
  * Punch a hot range of A and one of B, then write them back with @gen.  A
  * is punched last and B written right after it, so that B gets the pages
@@ -707,14 +675,14 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	race_target(race, off[0], len[0], off[1], len[1]);
 	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
-	race_punch(test, race, 1, off[1], len[1]);
+	mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	if (falloc) {
-		race_fallocate(test, race, 1, off[1], len[1]);
-		race_punch(test, race, 1, off[1], len[1]);
+		mm_kunit_file_falloc(test, race->f[1].lf, off[1], len[1]);
+		mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	}
-	race_punch(test, race, 0, off[0], len[0]);
+	mm_kunit_file_punch(test, race->f[0].lf, off[0], len[0]);
 	if (falloc)
-		race_fallocate(test, race, 0, off[0], len[0]);
+		mm_kunit_file_falloc(test, race->f[0].lf, off[0], len[0]);
 	race_write(test, race, 1, off[1], off[1] + len[1], gen);
 	race_write(test, race, 0, off[0], off[0] + len[0], gen);
 	return true;
@@ -749,7 +717,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&race->f[f].lf->file->f_path,
 						   size[f]), 0);
 		if (size[f] != from[f])
-			race_punch(test, race, f, from[f], PAGE_SIZE);
+			mm_kunit_file_punch(test, race->f[f].lf, from[f], PAGE_SIZE);
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--) {
 		race_write(test, race, f, from[f], RACE_FILE_SIZE, gen);
@@ -761,7 +729,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 /* Truncation: short reads end at a plausible EOF, freed tails stay intact */
 static void lockless_read_race_truncate(struct kunit *test)
 {
-	race_run(test, LR_TMPFS, "truncations", race_truncate_step);
+	race_run(test, MM_KUNIT_TMPFS, "truncations", race_truncate_step);
 }
 
 static unsigned long
@@ -773,7 +741,7 @@ race_hole_punch_step(struct kunit *test, struct race *race, u32 gen)
 /* Hole punch and rewrite of hot ranges of A and B (64 KiB, or B's PMD) */
 static void lockless_read_race_hole_punch(struct kunit *test)
 {
-	race_run(test, LR_TMPFS, "hole punches", race_hole_punch_step);
+	race_run(test, MM_KUNIT_TMPFS, "hole punches", race_hole_punch_step);
 }
 
 static unsigned long
@@ -785,7 +753,7 @@ race_fallocate_step(struct kunit *test, struct race *race, u32 gen)
 /* Punch and fallocate hot ranges (zeroes), write over them (A) or undo (B) */
 static void lockless_read_race_fallocate(struct kunit *test)
 {
-	race_run(test, LR_TMPFS, "fallocations", race_fallocate_step);
+	race_run(test, MM_KUNIT_TMPFS, "fallocations", race_fallocate_step);
 }
 
 /*
@@ -803,13 +771,12 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	bool split = false;
 	int f;
 
-	folio = filemap_get_folio(race->f[0].lf->file->f_mapping,
-				  pmd >> PAGE_SHIFT);
-	if (IS_ERR(folio) || !folio_test_large(folio)) {
-		if (!IS_ERR(folio))
+	folio = mm_kunit_file_folio(race->f[0].lf, pmd >> PAGE_SHIFT);
+	if (!folio || !folio_test_large(folio)) {
+		if (folio)
 			folio_put(folio);
 		race_begin(&race->f[0], pmd, pmd + RACE_PMD, gen);
-		race_punch(test, race, 0, pmd, RACE_PMD);
+		mm_kunit_file_punch(test, race->f[0].lf, pmd, RACE_PMD);
 		race_write(test, race, 0, pmd, pmd + RACE_PMD, gen);
 		return 0;
 	}
@@ -818,18 +785,11 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
 	off[1] = race_pick(race, RACE_RANGE);
 	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
-	folio = filemap_get_folio(race->f[0].lf->file->f_mapping,
-				  pmd >> PAGE_SHIFT);
-	if (!IS_ERR(folio)) {
-		folio_lock(folio);
-		/* Fails while a slow-path reader holds a reference */
-		split = folio_test_large(folio) && !split_folio(folio);
-		folio_unlock(folio);
-		folio_put(folio);
-	}
+	/* Fails while a slow-path reader holds a reference */
+	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
 		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
-		race_punch(test, race, f, off[f], RACE_RANGE);
+		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
@@ -839,26 +799,7 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 /* Split of hot PMD-size folios under the readers, then punch and rewrite */
 static void lockless_read_race_split(struct kunit *test)
 {
-	race_run(test, LR_TMPFS_HUGE, "splits", race_split_step);
-}
-
-/*
- * Take a folio of @file off the LRU: the caller's lookup reference is
- * dropped, migration and reclaim want none but the isolation's.  NULL if
- * it is not on the LRU (an LRU batch has it).
- */
-static struct folio *race_isolate(struct race *race, unsigned int file,
-				  pgoff_t index)
-{
-	struct folio *folio;
-	bool isolated;
-
-	folio = filemap_get_folio(race->f[file].lf->file->f_mapping, index);
-	if (IS_ERR(folio))
-		return NULL;
-	isolated = folio_isolate_lru(folio);
-	folio_put(folio);
-	return isolated ? folio : NULL;
+	race_run(test, MM_KUNIT_TMPFS_HUGE, "splits", race_split_step);
 }
 
 /* Apply @fn to the folios of a hot 64 KiB range of A and of B */
@@ -876,7 +817,7 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 	for (f = 0; f < RACE_FILES; f++) {
 		for (index = off[f] >> PAGE_SHIFT;
 		     index < (off[f] + RACE_RANGE) >> PAGE_SHIFT; index++) {
-			struct folio *folio = race_isolate(race, f, index);
+			struct folio *folio = mm_kunit_isolate_folio(race->f[f].lf, index);
 			pgoff_t last;
 
 			if (!folio)
@@ -890,30 +831,10 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 	return nr;
 }
 
-static bool race_migrate_folio(struct folio *folio)
-{
-	struct migration_target_control mtc = {
-		.nid = NUMA_NO_NODE,
-		.gfp_mask = GFP_HIGHUSER_MOVABLE,
-		.reason = MR_SYSCALL,
-	};
-	unsigned int moved = 0;
-	LIST_HEAD(list);
-
-	list_add(&folio->lru, &list);
-	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
-			    folio_nr_pages(folio));
-	if (migrate_pages(&list, alloc_migration_target, NULL,
-			  (unsigned long)&mtc, MIGRATE_SYNC, MR_SYSCALL,
-			  &moved))
-		putback_movable_pages(&list);
-	return moved;
-}
-
 static unsigned long
 race_migration_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, race_migrate_folio);
+	return race_each_folio(race, mm_kunit_migrate_folio);
 }
 
 /*
@@ -922,21 +843,13 @@ race_migration_step(struct kunit *test, struct race *race, u32 gen)
  */
 static void lockless_read_race_migration(struct kunit *test)
 {
-	race_run(test, LR_TMPFS, "migrations", race_migration_step);
-}
-
-static bool race_swap_out_folio(struct folio *folio)
-{
-	LIST_HEAD(list);
-
-	list_add(&folio->lru, &list);
-	return reclaim_pages(&list) > 0;
+	race_run(test, MM_KUNIT_TMPFS, "migrations", race_migration_step);
 }
 
 static unsigned long
 race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, race_swap_out_folio);
+	return race_each_folio(race, mm_kunit_reclaim_folio);
 }
 
 /* Swap-out of hot folios while they are read; needs a swap device */
@@ -944,20 +857,7 @@ static void lockless_read_race_swap_out(struct kunit *test)
 {
 	if (!total_swap_pages)
 		kunit_skip(test, "machine: no swap device in this guest (total_swap_pages is 0)");
-	race_run(test, LR_TMPFS, "swap-outs", race_swap_out_step);
-}
-
-/* The suite's probe of mm_filemap_read_rcu, each case's through test->priv */
-static struct lr_trace lockless_race_trace;
-
-static int lockless_race_suite_init(struct kunit_suite *suite)
-{
-	return lr_trace_suite_init(&lockless_race_trace);
-}
-
-static void lockless_race_suite_exit(struct kunit_suite *suite)
-{
-	lr_trace_suite_exit(&lockless_race_trace);
+	race_run(test, MM_KUNIT_TMPFS, "swap-outs", race_swap_out_step);
 }
 
 /*
@@ -966,7 +866,7 @@ static void lockless_race_suite_exit(struct kunit_suite *suite)
  */
 static int lockless_race_init(struct kunit *test)
 {
-	lr_trace_case_init(test, &lockless_race_trace);
+	lr_trace_case_init(test);
 	lr_require_rcu_free(test);
 	if (lr_switch_exists(test))
 		lr_switch(test, true);
@@ -985,8 +885,8 @@ static struct kunit_case lockless_read_race_cases[] = {
 
 static struct kunit_suite lockless_read_race_suite = {
 	.name = "lockless_read_race",
-	.suite_init = lockless_race_suite_init,
-	.suite_exit = lockless_race_suite_exit,
+	.suite_init = lr_suite_init,
+	.suite_exit = lr_suite_exit,
 	.init = lockless_race_init,
 	.test_cases = lockless_read_race_cases,
 };

@@ -6,12 +6,16 @@
 #include <kunit/test.h>
 #include <linux/bvec.h>
 #include <linux/falloc.h>
+#include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/huge_mm.h>
+#include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
+#include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
@@ -19,6 +23,7 @@
 #include <linux/uio.h>
 #include <linux/vmalloc.h>
 
+#include "../internal.h"
 #include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
 
@@ -53,16 +58,27 @@ EXPORT_SYMBOL_GPL(mm_kunit_tracepoint_exists);
 
 /* ---- a file and the bytes it must read as ---------------------------- */
 
-struct mm_kunit_file *mm_kunit_file_create(struct kunit *test,
-					   const char *huge, loff_t size)
+/* A file on a private mount of @type (tmpfs mounted huge=@huge, or ramfs) */
+static struct mm_kunit_file *file_create(struct kunit *test, const char *type,
+					 const char *huge, loff_t size)
 {
-	struct vfsmount *mnt = mm_test_mount(test, "tmpfs", huge);
+	struct vfsmount *mnt = mm_test_mount(test, type, huge);
 	struct mm_kunit_file *kf = kunit_kzalloc(test, sizeof(*kf), GFP_KERNEL);
+	struct inode *inode;
 
 	KUNIT_ASSERT_NOT_NULL(test, kf);
-	kf->file = shmem_file_setup_with_mnt(mnt, "mm_kunit", size,
-					     mk_vma_flags(VMA_NORESERVE_BIT));
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(kf->file), "tmpfs file: %ld",
+	if (!strcmp(type, "ramfs")) {
+		inode = ramfs_get_inode(mnt->mnt_sb, NULL, S_IFREG | 0600, 0);
+		KUNIT_ASSERT_NOT_NULL(test, inode);
+		kf->file = alloc_file_pseudo(inode, mnt, "mm_kunit", O_RDWR,
+					     &ramfs_file_operations);
+		if (IS_ERR(kf->file))
+			iput(inode);
+	} else {
+		kf->file = shmem_file_setup_with_mnt(mnt, "mm_kunit", size,
+						     mk_vma_flags(VMA_NORESERVE_BIT));
+	}
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(kf->file), "%s file: %ld", type,
 			       PTR_ERR(kf->file));
 	mm_kunit_defer(test, mm_test_fput, kf->file);
 	kf->size = size;
@@ -71,7 +87,40 @@ struct mm_kunit_file *mm_kunit_file_create(struct kunit *test,
 	mm_kunit_defer(test, mm_kunit_vfree, kf->want);
 	return kf;
 }
+
+struct mm_kunit_file *mm_kunit_file_create(struct kunit *test,
+					   const char *huge, loff_t size)
+{
+	return file_create(test, "tmpfs", huge, size);
+}
 EXPORT_SYMBOL_GPL(mm_kunit_file_create);
+
+const char *const mm_kunit_fs_name[MM_KUNIT_NR_FS] = {
+	[MM_KUNIT_TMPFS] = "tmpfs",
+	[MM_KUNIT_TMPFS_HUGE] = "tmpfs huge=always",
+	[MM_KUNIT_RAMFS] = "ramfs",
+};
+EXPORT_SYMBOL_GPL(mm_kunit_fs_name);
+
+struct mm_kunit_file *mm_kunit_fs_file_create(struct kunit *test,
+					      enum mm_kunit_fs fs, loff_t size)
+{
+	if (fs == MM_KUNIT_RAMFS)
+		return file_create(test, "ramfs", NULL, size);
+	return file_create(test, "tmpfs",
+			   fs == MM_KUNIT_TMPFS_HUGE ? "always" : "never", size);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_fs_file_create);
+
+void mm_kunit_file_drop(struct kunit *test, struct mm_kunit_file *kf)
+{
+	struct file *file = kf->file;
+
+	kunit_remove_action(test, mm_test_fput, file);
+	kf->file = NULL;
+	__fput_sync(file);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_file_drop);
 
 void mm_kunit_file_write(struct kunit *test, struct mm_kunit_file *kf,
 			 loff_t off, size_t len, u8 seed)
@@ -97,6 +146,15 @@ void mm_kunit_file_falloc(struct kunit *test, struct mm_kunit_file *kf,
 }
 EXPORT_SYMBOL_GPL(mm_kunit_file_falloc);
 
+void mm_kunit_file_punch(struct kunit *test, struct mm_kunit_file *kf,
+			 loff_t off, loff_t len)
+{
+	KUNIT_ASSERT_EQ_MSG(test, vfs_fallocate(kf->file, FALLOC_FL_PUNCH_HOLE |
+						FALLOC_FL_KEEP_SIZE, off, len), 0,
+			    "punch %lld+%lld", off, len);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_file_punch);
+
 struct folio *mm_kunit_file_folio(struct mm_kunit_file *kf, pgoff_t index)
 {
 	struct folio *folio = filemap_get_folio(kf->file->f_mapping, index);
@@ -117,6 +175,66 @@ void mm_kunit_need_pmd_folio(struct kunit *test, struct mm_kunit_file *kf,
 			    "no PMD-size folio at index %lu", index);
 }
 EXPORT_SYMBOL_GPL(mm_kunit_need_pmd_folio);
+
+int mm_kunit_split_folio(struct mm_kunit_file *kf, pgoff_t index,
+			 struct folio *expect)
+{
+	struct folio *folio = mm_kunit_file_folio(kf, index);
+	int err = -EINVAL;
+
+	if (!folio)
+		return -ENOENT;
+	folio_lock(folio);
+	if (folio_test_large(folio) && (!expect || folio == expect))
+		err = split_folio(folio);
+	folio_unlock(folio);
+	folio_put(folio);
+	return err;
+}
+EXPORT_SYMBOL_GPL(mm_kunit_split_folio);
+
+struct folio *mm_kunit_isolate_folio(struct mm_kunit_file *kf, pgoff_t index)
+{
+	struct folio *folio = mm_kunit_file_folio(kf, index);
+	bool isolated;
+
+	if (!folio)
+		return NULL;
+	isolated = folio_isolate_lru(folio);
+	folio_put(folio);
+	return isolated ? folio : NULL;
+}
+EXPORT_SYMBOL_GPL(mm_kunit_isolate_folio);
+
+bool mm_kunit_migrate_folio(struct folio *folio)
+{
+	struct migration_target_control mtc = {
+		.nid = NUMA_NO_NODE,
+		.gfp_mask = GFP_HIGHUSER_MOVABLE,
+		.reason = MR_SYSCALL,
+	};
+	unsigned int moved = 0;
+	LIST_HEAD(list);
+
+	list_add(&folio->lru, &list);
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
+			    folio_nr_pages(folio));
+	if (migrate_pages(&list, alloc_migration_target, NULL,
+			  (unsigned long)&mtc, MIGRATE_SYNC, MR_SYSCALL,
+			  &moved))
+		putback_movable_pages(&list);
+	return moved;
+}
+EXPORT_SYMBOL_GPL(mm_kunit_migrate_folio);
+
+bool mm_kunit_reclaim_folio(struct folio *folio)
+{
+	LIST_HEAD(list);
+
+	list_add(&folio->lru, &list);
+	return reclaim_pages(&list) > 0;
+}
+EXPORT_SYMBOL_GPL(mm_kunit_reclaim_folio);
 
 const struct mm_kunit_cut_mode mm_kunit_cut_modes[2] = {
 	{ "truncate-shrink-regrow", MM_KUNIT_CUT_SHRINK },
@@ -192,8 +310,12 @@ ssize_t mm_kunit_read(struct kunit *test, struct mm_kunit_reader *r,
 		      loff_t off, size_t len)
 {
 	loff_t pos = off;
+	u8 scratch[64];
 	ssize_t ret;
 
+	if (!r)
+		return kernel_read(kf->file, scratch, min(len, sizeof(scratch)),
+				   &pos);
 	KUNIT_ASSERT_LE(test, len, (size_t)MM_KUNIT_READER_USABLE);
 	memset(r->kbuf, 0xa5, len);
 	switch (iter) {
@@ -202,6 +324,7 @@ ssize_t mm_kunit_read(struct kunit *test, struct mm_kunit_reader *r,
 	case MM_KUNIT_BVEC:
 		return read_bvec(test, r, kf->file, &pos, len);
 	case MM_KUNIT_UBUF:
+		KUNIT_ASSERT_EQ(test, clear_user((void __user *)r->ubuf, len), 0);
 		ret = vfs_read(kf->file, (char __user *)r->ubuf, len, &pos);
 		if (ret > 0)
 			KUNIT_ASSERT_EQ(test,

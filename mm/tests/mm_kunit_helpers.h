@@ -2,10 +2,11 @@
 /*
  * Helpers for the mm suites, compiled once (mm_kunit_helpers.c; the model
  * is drivers/gpu/drm/tests/drm_kunit_helpers.c): a file on a private tmpfs
- * with the bytes it must read as, readers through a kvec, a bvec and a
- * user-backed buffer, a byte checker that names the first wrong offset,
- * PMD-size folio checks, the ways a test cuts a file's tail, and how a
- * user address is mapped (huge PMD, PTE table or nothing).
+ * or ramfs with the bytes it must read as, readers through a kvec, a bvec
+ * and a user-backed buffer, a byte checker that names the first wrong
+ * offset, PMD-size folio checks, the ways a test cuts a file's tail, what
+ * reclaim and migration do to one folio of a file, and how a user address
+ * is mapped (huge PMD, PTE table or nothing).
  *
  *	struct mm_kunit_file *kf = mm_kunit_file_create(test, "always", size);
  *	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
@@ -51,12 +52,34 @@ struct mm_kunit_file {
 /* A file of @size bytes (all hole) on a private tmpfs mounted huge=@huge */
 struct mm_kunit_file *mm_kunit_file_create(struct kunit *test,
 					   const char *huge, loff_t size);
+
+/* The file systems of mm_kunit_fs_file_create() */
+enum mm_kunit_fs {
+	MM_KUNIT_TMPFS,		/* tmpfs, huge=never */
+	MM_KUNIT_TMPFS_HUGE,	/* tmpfs, huge=always */
+	MM_KUNIT_RAMFS,		/* ramfs: filemap_read(), unevictable folios */
+	MM_KUNIT_NR_FS
+};
+
+extern const char *const mm_kunit_fs_name[MM_KUNIT_NR_FS];
+
+/* A file of @size bytes (all hole) on a private mount of @fs */
+struct mm_kunit_file *mm_kunit_fs_file_create(struct kunit *test,
+					      enum mm_kunit_fs fs, loff_t size);
+/*
+ * Let go of the file now, before the case ends: its inode is evicted
+ * before this returns; ->file is NULL afterwards.
+ */
+void mm_kunit_file_drop(struct kunit *test, struct mm_kunit_file *kf);
 /* Write mm_test_pattern(@seed) over [@off, @off + @len), and to ->want */
 void mm_kunit_file_write(struct kunit *test, struct mm_kunit_file *kf,
 			 loff_t off, size_t len, u8 seed);
 /* Allocate [@off, @off + @len) without writing it: it reads as zeroes */
 void mm_kunit_file_falloc(struct kunit *test, struct mm_kunit_file *kf,
 			  loff_t off, loff_t len);
+/* Punch a hole over [@off, @off + @len), size kept; ->want is not changed */
+void mm_kunit_file_punch(struct kunit *test, struct mm_kunit_file *kf,
+			 loff_t off, loff_t len);
 /* The page cache folio at @index with a reference, or NULL */
 struct folio *mm_kunit_file_folio(struct mm_kunit_file *kf, pgoff_t index);
 /*
@@ -66,6 +89,24 @@ struct folio *mm_kunit_file_folio(struct mm_kunit_file *kf, pgoff_t index);
  */
 void mm_kunit_need_pmd_folio(struct kunit *test, struct mm_kunit_file *kf,
 			     pgoff_t index);
+/*
+ * Split the large folio at @index (which must be @expect, unless that is
+ * NULL): 0, or -ENOENT (no folio there), -EINVAL (not large or not
+ * @expect) or what split_folio() returned (-EAGAIN while someone else
+ * holds a reference).
+ */
+int mm_kunit_split_folio(struct mm_kunit_file *kf, pgoff_t index,
+			 struct folio *expect);
+/*
+ * Take the folio at @index off the LRU, for mm_kunit_migrate_folio() or
+ * mm_kunit_reclaim_folio(); the isolation holds the only reference of
+ * ours.  NULL if there is none or it is not on the LRU (a batch has it).
+ */
+struct folio *mm_kunit_isolate_folio(struct mm_kunit_file *kf, pgoff_t index);
+/* Migrate an isolated folio anywhere (put back if it fails): moved or not */
+bool mm_kunit_migrate_folio(struct folio *folio);
+/* reclaim_pages() of an isolated folio: whether it was reclaimed */
+bool mm_kunit_reclaim_folio(struct folio *folio);
 
 /* How a test cuts off a file's tail from an offset on */
 enum mm_kunit_cut {
@@ -109,7 +150,12 @@ struct mm_kunit_reader *mm_kunit_reader_create(struct kunit *test);
 
 /*
  * Read @len bytes of @kf at @off through @iter; the bytes land in r->kbuf
- * (filled with 0xa5 first).  Returns what the read returned.
+ * (filled with 0xa5 first).  The user buffer is faulted in before a
+ * MM_KUNIT_UBUF read (a fault under rcu_read_lock() would end a copy
+ * without folio references early).  With @r NULL the read is for what it
+ * does to the page cache (an access), not for the bytes: at most 64 of
+ * them through a kvec, into a scratch buffer.  Returns what the read
+ * returned.
  */
 ssize_t mm_kunit_read(struct kunit *test, struct mm_kunit_reader *r,
 		      struct mm_kunit_file *kf, enum mm_kunit_iter iter,

@@ -116,10 +116,12 @@ out:
 /* A file of MAX_THREADS pages, written, on @fs. */
 static struct file *make_file(struct kunit *test, enum fs fs)
 {
-	struct lr_file *lf = lr_file_create(test, fs == FS_TMPFS ? LR_TMPFS :
-					    LR_RAMFS, MAX_THREADS * PAGE_SIZE);
+	struct mm_kunit_file *lf;
 
-	lr_file_write(test, lf, 0, lf->size, 1);
+	lf = mm_kunit_fs_file_create(test, fs == FS_TMPFS ? MM_KUNIT_TMPFS :
+				     MM_KUNIT_RAMFS, MAX_THREADS * PAGE_SIZE);
+
+	mm_kunit_file_write(test, lf, 0, lf->size, 1);
 	return lf->file;
 }
 
