@@ -146,8 +146,9 @@ static bool in_flight_first_freed(struct kunit *test, struct folio *first,
  * The two-list rule: a folio freed while a grace period runs for its
  * CPU's batch waits for the next one.  Decided in the tries where the
  * first folio's grace period ended before a full one since the second's
- * put: the second must still wait then.  Both come back through the
- * grace-period work alone (nothing stranded on the second list).
+ * put (up to IN_FLIGHT_DECISIVE of them): the second must still wait
+ * then.  Both come back through the grace-period work alone (nothing
+ * stranded on the second list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
@@ -155,7 +156,7 @@ static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 	long waiting0 = zone_stat_sum(nr_free_rcu);
 	struct folio *first, *second;
 	struct rcu_gp_seq gp2;
-	int try, decisive = 0;
+	int try, decisive = 0, nr_overlapped = 0;
 	unsigned long cookie;
 	bool overlapped;
 
@@ -181,6 +182,7 @@ static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 		/* Only if @first was still waiting did @second overlap it */
 		overlapped = folio_test_rcu_free(first);
 		migrate_enable();
+		nr_overlapped += overlapped;
 
 		if (overlapped &&
 		    in_flight_first_freed(test, first, second, &gp2))
@@ -191,10 +193,15 @@ static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 				      "stranded on the lists after their grace periods");
 	}
 
-	KUNIT_ASSERT_GE_MSG(test, decisive, IN_FLIGHT_DECISIVE,
-			    "%d of %d tries freed the first folio before a grace period since the second's put ended",
-			    decisive, try);
-	kunit_info(test, "%d tries, %d decided", try, decisive);
+	KUNIT_ASSERT_GT_MSG(test, nr_overlapped, 0,
+			    "no free overlapped a grace period in %d tries", try);
+	/*
+	 * An implementation that never hands the first folio back before a
+	 * grace period since the second's put cannot break the rule: fewer
+	 * decided tries are no failure, only less proof.
+	 */
+	kunit_info(test, "%d tries, %d overlapped, %d decided", try,
+		   nr_overlapped, decisive);
 	if (mm_hook(test, RCU_FREE_HOLD, "the queue count")) {
 		rcu_free_wait_grace();
 		KUNIT_EXPECT_EQ(test, rcu_free_nr_queued(), 0);
