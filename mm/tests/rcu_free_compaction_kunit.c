@@ -41,7 +41,8 @@ static void require_compaction(struct kunit *test)
  * costly order), and /proc/sys/vm/compact_memory (sync, order -1).
  *
  *   src: a movable pageblock whose first 8 or 16 pages hold the folios of
- *        a ramfs file, the only pages of the zone on an LRU;
+ *        a ramfs file, the only pages of the zone on an LRU (or, gapped,
+ *        whose every 8th page is held and the others hold them);
  *   dst: a movable pageblock above it whose even pages are free, order-0
  *        each, the only free pages of the zone: the migration targets;
  *   everything else is held by the case.
@@ -107,6 +108,8 @@ struct dma_layout {
 	unsigned int nr_folios;
 	struct folio *pinned[COMPACT_MAX_FOLIOS];
 	bool flagged, pinning;
+	/* Every 8th page of src held, so that no order-3 block frees up */
+	bool gapped;
 	/* Frees are held back (rcu_free_hold()) */
 	bool held;
 	struct migrations mig;
@@ -136,6 +139,12 @@ static void dma_layout_free(struct dma_layout *l, unsigned long pfn)
 
 	__free_page(l->pages[i]);
 	l->pages[i] = NULL;
+}
+
+/* Where in src the file's page @index sits */
+static unsigned long file_off(const struct dma_layout *l, unsigned int index)
+{
+	return l->gapped ? index + index / 7 : index;
 }
 
 /* The byte every byte of the file's page @index holds */
@@ -188,14 +197,15 @@ static int compact_order_failed(struct zone *zone)
 
 /*
  * Lay ZONE_DMA out as above with the file's first @nr_folios pages the
- * first pages of src, flagged if @flagged, each with an extra reference
- * if @pinned.  Frees go to the held lists from here on, where the hook
- * is there; @part says what the case cannot check without it.
+ * first pages of src (every 8th skipped if @gapped), flagged if @flagged,
+ * each with an extra reference if @pinned.  Frees go to the held lists
+ * from here on, where the hook is there; @part says what the case cannot
+ * check without it.
  */
 static struct dma_layout *dma_layout_setup(struct kunit *test,
 					   unsigned int nr_folios,
 					   bool flagged, bool pinned,
-					   const char *part)
+					   bool gapped, const char *part)
 {
 	const unsigned long nr_block = pageblock_nr_pages;
 	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
@@ -209,9 +219,11 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
 	l->pages = rfk_dma_pages(test);
+	KUNIT_ASSERT_TRUE(test, !pinned || nr_folios <= COMPACT_MAX_FOLIOS);
 	l->nr_folios = nr_folios;
 	l->flagged = flagged;
 	l->pinning = pinned;
+	l->gapped = gapped;
 	l->file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
 				"compacted");
 	l->file->f_mapping->host->i_private = &l->mig;
@@ -260,8 +272,8 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 
 	l->held = rfk_hold(test, part);
 	for (i = 0; i < nr_folios; i++) {
-		folio = page_folio(l->pages[i]);
-		l->pages[i] = NULL;
+		folio = page_folio(l->pages[file_off(l, i)]);
+		l->pages[file_off(l, i)] = NULL;
 		memset(folio_address(folio), file_byte(i), PAGE_SIZE);
 		ret = filemap_add_folio(l->file->f_mapping, folio, i,
 					GFP_KERNEL);
@@ -315,10 +327,13 @@ static unsigned int dma_layout_moved(struct kunit *test, struct dma_layout *l)
 static unsigned int dma_layout_old_waiting(struct dma_layout *l)
 {
 	unsigned int i, waiting = 0;
+	struct page *old;
 
-	for (i = 0; i < l->nr_folios; i++)
-		waiting += folio_test_rcu_free(pfn_folio(l->src + i)) &&
-			   !page_count(pfn_to_page(l->src + i));
+	for (i = 0; i < l->nr_folios; i++) {
+		old = pfn_to_page(l->src + file_off(l, i));
+		waiting += folio_test_rcu_free(page_folio(old)) &&
+			   !page_count(old);
+	}
 	return waiting;
 }
 
@@ -333,7 +348,7 @@ static void dma_layout_watch(struct kunit *test, struct dma_layout *l)
 	if (!l->flagged || l->pinning)
 		return;
 	for (i = 0; i < l->nr_folios; i++)
-		rfk_watch(test, pfn_to_page(l->src + i));
+		rfk_watch(test, pfn_to_page(l->src + file_off(l, i)));
 }
 
 /* ZONE_DMA's waiting pages */
@@ -415,7 +430,7 @@ static void rcu_free_compaction_sync_light_frees(struct kunit *test)
 	long waiting0;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, true, false,
+	l = dma_layout_setup(test, 8, true, false, false,
 			     "that compaction, not a grace period, freed the old copies");
 	waiting0 = dma_waiting(test, l);
 	l->mig.refuse_async = true;
@@ -443,6 +458,50 @@ static void rcu_free_compaction_sync_light_frees(struct kunit *test)
 	}
 }
 
+/* Flagged folios of the gapped case: more than one isolation batch */
+#define GAPPED_FOLIOS	40
+
+/*
+ * Sync-light direct compaction that migrates flagged folios in two
+ * batches, none of which frees an order-3 block (every 8th page of src
+ * is held): compact_zone() calls rcu_free_sync() once, not once per batch
+ * (one drain, as pgfree_rcu_drain counts them); *held*: the old copies
+ * of the batch after that drain still wait, for a normal grace period.
+ */
+static void rcu_free_compaction_one_sync_per_pass(struct kunit *test)
+{
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	unsigned int old_waiting;
+	struct dma_layout *l;
+	unsigned long drains;
+	struct page *page;
+
+	require_compaction(test);
+	l = dma_layout_setup(test, GAPPED_FOLIOS, true, false, true,
+			     "that the later batch's old copies wait");
+	l->mig.refuse_async = true;
+	page = alloc_compacting(test, l, 3);
+	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	old_waiting = dma_layout_old_waiting(l);
+	if (page)
+		__free_pages(page, 3);
+
+	KUNIT_EXPECT_EQ_MSG(test, l->mig.moved, BIT(MIGRATE_SYNC_LIGHT),
+			    "modes that moved a folio (tried %#lx)",
+			    l->mig.tried);
+	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), GAPPED_FOLIOS);
+	KUNIT_EXPECT_NULL_MSG(test, page, "an order-3 block came free");
+	KUNIT_EXPECT_LE_MSG(test, drains, 1,
+			    "rcu_free_sync() calls in one compact_zone()");
+	if (l->held) {
+		KUNIT_EXPECT_EQ(test, drains, 1);
+		KUNIT_EXPECT_GT_MSG(test, old_waiting, 0,
+				    "a later batch was freed by a second sync");
+		KUNIT_EXPECT_LT_MSG(test, old_waiting, GAPPED_FOLIOS,
+				    "the first batch was not freed");
+	}
+}
+
 /*
  * Async direct compaction (a costly order-4 allocation) migrates 16
  * flagged folios but does not wait for a grace period: no drain; where
@@ -460,7 +519,7 @@ static void rcu_free_compaction_async_leaves(struct kunit *test)
 	int failed;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 16, true, false,
+	l = dma_layout_setup(test, 16, true, false, false,
 			     "that the old copies still wait and the allocation fails");
 	waiting0 = dma_waiting(test, l);
 	page = alloc_compacting(test, l, 4);
@@ -496,7 +555,7 @@ static void rcu_free_compaction_unrelated_left(struct kunit *test)
 	long waiting;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, false, false,
+	l = dma_layout_setup(test, 8, false, false, false,
 			     "that the other pages of the zone still wait");
 	unrelated = queue_unrelated(test, l, NR_UNRELATED, true);
 	waiting = dma_waiting(test, l);
@@ -531,7 +590,7 @@ static void rcu_free_compaction_nothing_waiting(struct kunit *test)
 	struct dma_layout *l;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, true, true,
+	l = dma_layout_setup(test, 8, true, true, false,
 			     "that the pages waiting in another zone still wait");
 	elsewhere = queue_unrelated(test, l, NR_UNRELATED, false);
 	l->mig.refuse_async = true;
@@ -571,7 +630,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 
 	require_compaction(test);
 	proc = mm_test_mount(test, "proc", NULL);
-	l = dma_layout_setup(test, 8, true, false,
+	l = dma_layout_setup(test, 8, true, false, false,
 			     "that the old copies still wait after compaction");
 	waiting0 = dma_waiting(test, l);
 	file = file_open_root_mnt(proc, "sys/vm/compact_memory", O_WRONLY, 0);
@@ -607,6 +666,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 
 static struct kunit_case rcu_free_compaction_cases[] = {
 	KUNIT_CASE(rcu_free_compaction_sync_light_frees),
+	KUNIT_CASE(rcu_free_compaction_one_sync_per_pass),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
 	KUNIT_CASE(rcu_free_compaction_unrelated_left),
 	KUNIT_CASE(rcu_free_compaction_nothing_waiting),

@@ -37,7 +37,8 @@ KUNIT_ARRAY_PARAM(folio_order, folio_orders, order_desc);
 /*
  * A flagged folio whose last reference goes is neither free nor reusable
  * until a grace period ends, and is given back after one; nr_free_rcu and
- * pgfree_rcu move by exactly its page count.
+ * pgfree_rcu move by exactly its page count.  A free to this CPU's pcp
+ * lists would not show in the buddy allocator: they are drained first.
  */
 static void rcu_free_grace_flagged_waits(struct kunit *test)
 {
@@ -49,7 +50,6 @@ static void rcu_free_grace_flagged_waits(struct kunit *test)
 	long waiting_in, waiting_after;
 	bool flag_in, buddy_in, same;
 	struct folio *folio, *other;
-	int ref_in;
 
 	folio = folio_alloc(GFP_KERNEL, order);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
@@ -59,21 +59,22 @@ static void rcu_free_grace_flagged_waits(struct kunit *test)
 	migrate_disable();
 	rfk_watch(test, &folio->page);
 	folio_put(folio);
-	ref_in = folio_ref_count(folio);
 	flag_in = folio_test_rcu_free(folio);
-	buddy_in = PageBuddy(&folio->page);
 	waiting_in = zone_stat_sum(nr_free_rcu);
 	/* This CPU's pcp lists would hand a freed folio straight back */
 	other = folio_alloc(GFP_NOWAIT | __GFP_NOWARN, order);
 	same = other == folio;
 	if (other)
 		folio_put(other);
+	/* And keep it out of the buddy allocator's sight */
+	drain_local_pages(NULL);
+	buddy_in = is_free_buddy_page(&folio->page);
 	migrate_enable();
 	rcu_read_unlock();
 
-	KUNIT_EXPECT_EQ(test, ref_in, 0);
 	KUNIT_EXPECT_TRUE_MSG(test, flag_in, "freed before a grace period");
-	KUNIT_EXPECT_FALSE(test, buddy_in);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy_in,
+			       "in the buddy allocator inside the reader");
 	KUNIT_EXPECT_FALSE_MSG(test, same, "handed out again inside the reader");
 	KUNIT_EXPECT_EQ(test, waiting_in - waiting0, nr);
 	KUNIT_EXPECT_EQ(test, (long)(vm_event(test, "pgfree_rcu") - ev0), nr);
@@ -84,7 +85,11 @@ static void rcu_free_grace_flagged_waits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, waiting_after, waiting0);
 }
 
-/* A folio without the flag is freed at once, and nothing is counted */
+/*
+ * A folio without the flag is freed at once (in the buddy allocator once
+ * this CPU's pcp lists are drained, or already reallocated), and nothing
+ * is counted.
+ */
 static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
@@ -94,19 +99,25 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 	unsigned long queued_in = 0;
 	long waiting_in;
 	struct page *page;
+	bool freed;
 
 	page = alloc_page(GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 
 	rcu_read_lock();
+	migrate_disable();
 	put_page(page);
 	if (queue)
 		queued_in = rcu_free_nr_queued();
 	waiting_in = zone_stat_sum(nr_free_rcu);
+	drain_local_pages(NULL);
+	freed = is_free_buddy_page(page) || page_count(page);
+	migrate_enable();
 	rcu_read_unlock();
 
 	if (queue)
 		KUNIT_EXPECT_EQ(test, queued_in, 0);
+	KUNIT_EXPECT_TRUE_MSG(test, freed, "not freed inside the reader");
 	KUNIT_EXPECT_EQ(test, waiting_in, waiting0);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
 }
@@ -262,16 +273,36 @@ static void dma_fill_free(void *data)
 }
 
 /*
+ * Give filled pages back until @zone's free pages sit just above its low
+ * watermark: short of memory by the seed's rule (below high), though
+ * above the watermarks that wake or stall allocations.  Frees landing
+ * late (other CPUs' pcp lists) only raise it, towards high.
+ */
+static void dma_fill_ease(struct zone *zone, struct dma_fill *fill)
+{
+	unsigned long want;
+
+	rfk_zone_drop_boost(zone);
+	want = low_wmark_pages(zone) + 2;
+	drain_all_pages(zone);
+	while (fill->nr > 0 && zone_page_state(zone, NR_FREE_PAGES) < want) {
+		__free_page(fill->pages[--fill->nr]);
+		drain_all_pages(zone);
+	}
+}
+
+/*
  * Defer RCU_FREE_EXPEDITE_PAGES pages on one CPU inside a read-side
  * section (no normal grace period can take any of them meanwhile).  The
- * last one, whose free decides, is in a zone really short of memory if
- * @is_short (ZONE_DMA, filled up by the case), else in one with plenty
- * free.  The expedites that ran.
+ * last one, whose free decides, is in a zone short of memory if
+ * @is_short (ZONE_DMA, filled up by the case and eased to just above
+ * its low watermark), else in one with plenty free.  The expedites
+ * that ran.
  */
 static unsigned long pile_up(struct kunit *test, bool is_short)
 {
 	const int nr = RCU_FREE_EXPEDITE_PAGES;
-	unsigned long ev0, free_in, high;
+	unsigned long ev0, free_in, high, low;
 	struct dma_fill *fill;
 	struct page **pages;
 	struct zone *zone;
@@ -294,16 +325,21 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 	rfk_alloc_all(test, pages, nr, GFP_KERNEL,
 		      is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL);
 	zone = page_zone(pages[nr - 1]);
-	if (is_short)
+	if (is_short) {
 		fill->nr = rfk_fill_zone_dma(fill->pages, 0, false);
+		dma_fill_ease(zone, fill);
+	}
 	ev0 = vm_event(test, "pgfree_rcu_expedite");
 
 	rcu_read_lock();
 	migrate_disable();
+	for (i = 0; i < nr - 1; i++)
+		rfk_put_flagged(test, pages[i]);
+	/* Right before the put that decides */
 	free_in = zone_page_state(zone, NR_FREE_PAGES);
 	high = high_wmark_pages(zone);
-	for (i = 0; i < nr; i++)
-		rfk_put_flagged(test, pages[i]);
+	low = low_wmark_pages(zone);
+	rfk_put_flagged(test, pages[nr - 1]);
 	migrate_enable();
 	rcu_read_unlock();
 
@@ -311,12 +347,16 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 	KUNIT_ASSERT_EQ_MSG(test, free_in < high, is_short,
 			    "%s: %lu pages free, high watermark %lu",
 			    zone->name, free_in, high);
+	if (is_short)
+		KUNIT_ASSERT_GT_MSG(test, free_in, low,
+				    "%s: %lu pages free, not above the low watermark",
+				    zone->name, free_in);
 	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0, is_short);
 }
 
 /*
- * A CPU's pile-up past the threshold, the last page in a zone below its
- * high watermark, expedites once
+ * A CPU's pile-up past the threshold, the last page in a zone between its
+ * low and high watermarks, expedites once
  */
 static void rcu_free_grace_expedite_when_short(struct kunit *test)
 {

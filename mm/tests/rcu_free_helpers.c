@@ -277,10 +277,21 @@ void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
 struct page **rfk_dma_pages(struct kunit *test)
 {
 	struct page **pages;
+	unsigned long managed = 0;
+	int nid;
 
 	if (!IS_ENABLED(CONFIG_ZONE_DMA))
 		kunit_skip(test,
 			   "config: CONFIG_ZONE_DMA is off: a zone the case can fill without starving the rest");
+#ifdef CONFIG_ZONE_DMA
+	for_each_online_node(nid)
+		managed += zone_managed_pages(&NODE_DATA(nid)->node_zones[ZONE_DMA]);
+#endif
+	/* arm64's virt machine puts all RAM below 4 GiB in ZONE_DMA */
+	if (managed > RFK_DMA_MAX_PAGES)
+		kunit_skip(test,
+			   "machine: ZONE_DMA has %lu pages, more than the %lu the case can fill",
+			   managed, (unsigned long)RFK_DMA_MAX_PAGES);
 	pages = kunit_kcalloc(test, RFK_DMA_MAX_PAGES, sizeof(*pages),
 			      GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);

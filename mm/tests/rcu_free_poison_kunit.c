@@ -12,8 +12,12 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/fs.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/sched/task.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/swap.h>
@@ -42,13 +46,17 @@ KUNIT_ARRAY_PARAM_DESC(poison, poison_cases, name);
 /*
  * memory_failure() (or soft offline) of a page waiting for a grace
  * period: it ends poisoned and out of the allocator, freed from the wait
- * after a grace period; unpoisoned after.
+ * after a grace period and off the lists (nr_free_rcu back, one drain
+ * where the page was held); unpoisoned after.
  */
 static void rcu_free_poison_takes_waiting(struct kunit *test)
 {
 	const struct poison_case *c = test->param_value;
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
+	long waiting0, waiting_after;
 	struct page *page;
-	bool poisoned, buddy;
+	bool poisoned, buddy, held;
 	unsigned long pfn;
 	int ret, count;
 
@@ -57,11 +65,13 @@ static void rcu_free_poison_takes_waiting(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	pfn = page_to_pfn(page);
 
-	rfk_hold(test, "that the page still waited when it was poisoned");
+	held = rfk_hold(test, "that the page still waited when it was poisoned");
+	waiting0 = zone_stat_sum(nr_free_rcu);
 	rfk_put_flagged(test, page);
 	ret = c->soft ? soft_offline_page(pfn, 0) :
 			memory_failure(pfn, MF_SW_SIMULATED);
 	rfk_check_freed(test, c->name);
+	waiting_after = rfk_zone_stat_settle(NULL, nr_free_rcu, waiting0);
 	poisoned = PageHWPoison(page);
 	buddy = is_free_buddy_page(page);
 	count = page_count(page);
@@ -72,6 +82,12 @@ static void rcu_free_poison_takes_waiting(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, poisoned);
 	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
 	KUNIT_EXPECT_EQ(test, count, 1);
+	KUNIT_EXPECT_EQ_MSG(test, waiting_after, waiting0,
+			    "still counted as waiting");
+	if (held)
+		KUNIT_EXPECT_GE_MSG(test,
+				    vm_event(test, "pgfree_rcu_drain") - drains0,
+				    1, "taken without a drain of the lists");
 }
 
 struct mf_call {
@@ -98,20 +114,44 @@ static void unpoison_pfn(void *data)
 }
 
 /*
+ * Whether @task sleeps inside a wait for an RCU grace period: a frame of
+ * synchronize_rcu*() or *wait_rcu_gp() on its stack.
+ */
+static bool in_gp_wait(struct task_struct *task)
+{
+#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long entries[32];
+	unsigned int i, n;
+
+	if (task_is_running(task))
+		return false;
+	n = stack_trace_save_tsk(task, entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		sprint_symbol_no_offset(sym, entries[i]);
+		if (str_has_prefix(sym, "synchronize_rcu") ||
+		    strstr(sym, "wait_rcu_gp"))
+			return true;
+	}
+#endif
+	return false;
+}
+
+/*
  * memory_failure() of a hot tmpfs folio in use: a reader that found it
  * before PG_hwpoison was set may still be copying from it without a
  * reference, so memory_failure() must not return (and let its caller act
  * on the page) while such a reader's section lasts.  The reader is this
  * thread, spinning in rcu_read_lock() on its CPU while memory_failure()
- * runs on another; it watches for 200 ms after PG_hwpoison is set.  The
- * correct code cannot return in that window whatever the timing; code
- * that does not wait returns well within it.
+ * runs on another.  Once PG_hwpoison is set it stays inside until
+ * memory_failure() is seen asleep in a wait for a grace period (or, as a
+ * hang guard, 10 s): returning before that, however late, fails.
  */
 static void rcu_free_poison_waits_for_readers(struct kunit *test)
 {
 	struct mf_call *call;
 	unsigned long *poisoned, deadline;
-	bool seen_poison, returned;
+	bool seen_poison, returned, waiting = false;
 	struct task_struct *task;
 	struct folio *folio;
 	struct vfsmount *mnt;
@@ -150,6 +190,8 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
 	}
 	kthread_bind(task, cpu);
+	/* Its stack is looked at until this thread has left the section */
+	get_task_struct(task);
 	*poisoned = call->pfn;
 
 	rcu_read_lock();
@@ -158,18 +200,202 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 	while (!(seen_poison = PageHWPoison(pfn_to_page(call->pfn))) &&
 	       !completion_done(&call->done) && time_before(jiffies, deadline))
 		cpu_relax();
-	deadline = jiffies + msecs_to_jiffies(200);
+	deadline = jiffies + 10 * HZ;
 	while (!(returned = completion_done(&call->done)) &&
-	       time_before(jiffies, deadline))
+	       !(waiting = in_gp_wait(task)) && time_before(jiffies, deadline))
 		cpu_relax();
 	rcu_read_unlock();
 	migrate_enable();
 	wait_for_completion(&call->done);
+	put_task_struct(task);
+	if (!returned && !waiting)
+		kunit_info(test,
+			   "memory_failure() not seen in a grace-period wait, still blocked after 10 s");
 
 	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
 	KUNIT_EXPECT_EQ(test, call->ret, 0);
 	KUNIT_EXPECT_FALSE_MSG(test, returned,
 			       "memory_failure() returned inside a reader's section");
+}
+
+/*
+ * Keep a page in this CPU's LRU batch and preemption off: until this
+ * thread enables it again, lru_add_drain_all() on another CPU waits for
+ * its work here.  False if something drained the batch before preemption
+ * was off, every time.  Called with migration disabled; returns with
+ * preemption disabled when true.
+ */
+static bool lru_batch_pending(struct kunit *test, struct file *file)
+{
+	struct folio *folio;
+	pgoff_t index;
+	loff_t pos;
+
+	for (index = 0; index < 8; index++) {
+		pos = index * PAGE_SIZE;
+		KUNIT_ASSERT_EQ(test, kernel_write(file, "x", 1, &pos), 1);
+		folio = filemap_get_folio(file->f_mapping, index);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		preempt_disable();
+		if (!folio_test_lru(folio)) {
+			folio_put(folio);
+			return true;
+		}
+		preempt_enable();
+		folio_put(folio);
+	}
+	return false;
+}
+
+/*
+ * memory_failure() of a page of a flagged order-2 folio whose last
+ * reference goes after PG_hwpoison is set: the retry of its page lookup
+ * frees the queued folio (after a grace period since that put) and takes
+ * the poisoned page off the buddy allocator, so it returns 0 with the page
+ * poisoned and held.  Left queued, the folio would be handed out again,
+ * poisoned page and all.  memory_failure() runs on another CPU; this one
+ * keeps a page in its LRU batch with preemption off, so the lookup, which
+ * retries an unhandlable page after lru_add_drain_all(), cannot retry
+ * before this thread has dropped the folio.
+ */
+static void rcu_free_poison_queued_during_lookup(struct kunit *test)
+{
+	bool held, seen_poison, poisoned, buddy;
+	unsigned long *left_poisoned, deadline;
+	struct task_struct *task;
+	struct mf_call *call;
+	unsigned int freed;
+	struct folio *folio;
+	struct file *batch;
+	struct page *page;
+	int cpu, count;
+
+	require_memory_failure(test);
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: memory_failure() waits on one for the other");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	left_poisoned = kunit_kzalloc(test, sizeof(*left_poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, call);
+	KUNIT_ASSERT_NOT_NULL(test, left_poisoned);
+	/* Runs after the exit has let a folio left queued go */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							left_poisoned), 0);
+	batch = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
+			      "lru_batch");
+	folio = folio_alloc(GFP_KERNEL, 2);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_set_rcu_free(folio);
+	page = folio_page(folio, 1);
+	call->pfn = page_to_pfn(page);
+	init_completion(&call->done);
+	held = rfk_hold(test, "that memory_failure() freed the queued folio");
+
+	migrate_disable();
+	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	if (IS_ERR(task)) {
+		migrate_enable();
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	kthread_bind(task, cpu);
+	if (!lru_batch_pending(test, batch)) {
+		migrate_enable();
+		folio_put(folio);
+		kthread_stop(task);
+		kunit_skip(test,
+			   "machine: this CPU's LRU batch was drained before it could be held, 8 times");
+	}
+	*left_poisoned = call->pfn;
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(seen_poison = PageHWPoison(page)) &&
+	       !completion_done(&call->done) && time_before(jiffies, deadline))
+		cpu_relax();
+	rfk_watch(test, &folio->page);
+	folio_put(folio);
+	preempt_enable();
+	migrate_enable();
+	wait_for_completion(&call->done);
+
+	freed = rfk_check_freed(test, "memory_failure");
+	poisoned = PageHWPoison(page);
+	buddy = is_free_buddy_page(page);
+	count = page_count(page);
+	if (!call->ret && poisoned && count == 1) {
+		KUNIT_EXPECT_EQ(test, unpoison_memory(call->pfn), 0);
+		*left_poisoned = 0;
+	}
+
+	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_EQ_MSG(test, call->ret, 0,
+			    "memory_failure() failed on the queued folio");
+	KUNIT_EXPECT_TRUE(test, poisoned);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	if (held)
+		KUNIT_EXPECT_EQ_MSG(test, freed, 1,
+				    "the folio still waits: memory_failure() left it queued");
+}
+
+/*
+ * memory_failure() of a page already poisoned by an earlier call that
+ * could not handle its order-2 folio (in use, on no LRU), once the folio
+ * was freed flagged: the call frees the queued folio (after a grace
+ * period since its put) and keeps the poisoned page out of the allocator,
+ * taken off the buddy allocator with one reference.  Left queued, the
+ * folio would reach the buddy allocator, poisoned page and all.
+ */
+static void rcu_free_poison_poisoned_page_of_queued_folio(struct kunit *test)
+{
+	unsigned long *left_poisoned, pfn;
+	bool held, poisoned, buddy;
+	int first, second, count;
+	struct folio *folio;
+	unsigned int freed;
+	struct page *page;
+
+	require_memory_failure(test);
+	left_poisoned = kunit_kzalloc(test, sizeof(*left_poisoned), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, left_poisoned);
+	/* Runs after the exit has let a folio left queued go */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							left_poisoned), 0);
+	folio = folio_alloc(GFP_KERNEL, 2);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	page = folio_page(folio, 1);
+	pfn = page_to_pfn(page);
+	*left_poisoned = pfn;
+	first = memory_failure(pfn, MF_SW_SIMULATED);
+	if (!PageHWPoison(page)) {
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test,
+				     "memory_failure() of a folio in use left it unpoisoned (%d)",
+				     first);
+	}
+
+	held = rfk_hold(test, "that the call freed the queued folio");
+	folio_set_rcu_free(folio);
+	rfk_watch(test, &folio->page);
+	folio_put(folio);
+	second = memory_failure(pfn, MF_SW_SIMULATED);
+	freed = rfk_check_freed(test, "memory_failure");
+	poisoned = PageHWPoison(page);
+	buddy = is_free_buddy_page(page);
+	count = page_count(page);
+	if (poisoned && count == 1) {
+		KUNIT_EXPECT_EQ(test, unpoison_memory(pfn), 0);
+		*left_poisoned = 0;
+	}
+
+	KUNIT_EXPECT_EQ(test, second, -EHWPOISON);
+	KUNIT_EXPECT_TRUE(test, poisoned);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	if (held)
+		KUNIT_EXPECT_EQ_MSG(test, freed, 1,
+				    "the folio still waits: memory_failure() left it queued");
 }
 
 /*
@@ -262,6 +488,8 @@ static void rcu_free_poison_offline_cached_then_unpoison(struct kunit *test)
 static struct kunit_case rcu_free_poison_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
 	KUNIT_CASE(rcu_free_poison_waits_for_readers),
+	KUNIT_CASE(rcu_free_poison_queued_during_lookup),
+	KUNIT_CASE(rcu_free_poison_poisoned_page_of_queued_folio),
 	KUNIT_CASE(rcu_free_poison_offline_cached_then_unpoison),
 	{}
 };
