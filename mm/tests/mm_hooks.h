@@ -92,6 +92,7 @@ static inline void rcu_free_hold(void) { }
 static inline void rcu_free_release(void) { }
 static inline void rcu_free_wait_grace(void) { }
 static inline unsigned long rcu_free_nr_queued(void) { return 0; }
+static inline unsigned long rcu_free_nr_listed(void) { return 0; }
 #endif
 #if !MM_HOOK(RCU_FREE_NR_EARLY)
 static inline unsigned long rcu_free_nr_early(void) { return 0; }

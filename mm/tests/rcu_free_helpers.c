@@ -160,6 +160,38 @@ void rfk_put_flagged(struct kunit *test, struct page *page)
 	put_page(page);
 }
 
+/*
+ * While the hold is on nothing moves the lists by itself: after the path
+ * under test, the lists' counters (rcu_free_nr_queued()) and nr_free_rcu
+ * must equal the pages on them (rcu_free_nr_listed()).  A free on another
+ * CPU can land between the reads: the three are read again, 10 times at
+ * most, before a difference counts.
+ */
+static void rfk_check_lists(struct kunit *test, const char *path)
+{
+	int item = rfk_zone_item("nr_free_rcu");
+	unsigned long listed, queued;
+	long waiting;
+	int tries;
+
+	if (!rfk_ctx(test)->held || item < 0)
+		return;
+	for (tries = 0; tries < 10; tries++) {
+		listed = rcu_free_nr_listed();
+		queued = rcu_free_nr_queued();
+		waiting = zone_stat_sum(item);
+		if (queued == listed && waiting == (long)listed)
+			return;
+		usleep_range(100, 200);
+	}
+	KUNIT_EXPECT_EQ_MSG(test, queued, listed,
+			    "after %s: the lists' counters say %lu pages, the lists hold %lu",
+			    path, queued, listed);
+	KUNIT_EXPECT_EQ_MSG(test, waiting, (long)listed,
+			    "after %s: nr_free_rcu is %ld, the lists hold %lu",
+			    path, waiting, listed);
+}
+
 unsigned int rfk_check_freed(struct kunit *test, const char *path)
 {
 	struct rfk_ctx *ctx = rfk_ctx(test);
@@ -181,6 +213,7 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 		KUNIT_FAIL(test,
 			   "%s handed back %u of %u pages (first pfn %#lx) before a grace period since their last put had ended",
 			   path, early, seen, first);
+	rfk_check_lists(test, path);
 	return seen;
 }
 
@@ -218,11 +251,13 @@ bool rfk_hold(struct kunit *test, const char *part)
 	rcu_free_hold();
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rfk_hold_release,
 							NULL), 0);
+	rfk_ctx(test)->held = true;
 	return true;
 }
 
 void rfk_release(struct kunit *test)
 {
+	rfk_ctx(test)->held = false;
 	kunit_release_action(test, rfk_hold_release, NULL);
 }
 

@@ -80,6 +80,8 @@ struct rfk_ctx {
 	struct rfk_watch *watch;
 	unsigned int nr_watch, nr_seen;
 	unsigned long early0;
+	/* rfk_hold() holds the lists: nothing moves them by itself */
+	bool held;
 	/* The suite's own state (its .init sets it) */
 	void *suite;
 };
@@ -99,8 +101,10 @@ void rfk_watch(struct kunit *test, struct page *page);
 void rfk_put_flagged(struct kunit *test, struct page *page);
 /*
  * Check the watched pages seen handed back since the last call: each must
- * have had a full grace period since its last put.  @path names the free
- * path in the failure.  Returns how many were newly seen.
+ * have had a full grace period since its last put.  And, while the lists
+ * are held, that their counters and nr_free_rcu equal the pages on them.
+ * @path names the free path in the failure.  Returns how many were newly
+ * seen.
  */
 unsigned int rfk_check_freed(struct kunit *test, const char *path);
 /*
