@@ -33,6 +33,18 @@
  * wait for the truncation, so they overlap one rarely.
  */
 #define RACE_MAX_ROUNDS	(20 * RACE_ROUNDS)
+/* The seed of the whole file's first write: the head keeps it */
+#define RACE_SEED	8
+
+/*
+ * The seed of the tail while round @round starts (full): the refill of
+ * the round before it wrote it.  A seed per round, so that a byte of a
+ * folio an earlier round cut off differs from the one written since.
+ */
+static u8 race_tail_seed(int round)
+{
+	return RACE_SEED + round % 240;
+}
 
 struct race {
 	struct mm_kunit_file *sf;
@@ -43,21 +55,23 @@ struct race {
 	u8 *buf;
 	unsigned long reads, judged, overlapped, bad;
 	loff_t bad_off;
-	u8 bad_got;
+	u8 bad_got, bad_want;
 	struct task_struct *reader;
 	struct completion exited;
 };
 
 /*
  * One read of the whole file, judged against the phase it ran in: bytes
- * below the cut are always the pattern, every byte is the pattern or
- * zero, and a read that began after the cut completed sees zeroes from
- * the cut on.  (Which folio a read overlapping the cut may still copy is
- * pinned deterministically by shmem_read_cut_during_copy_no_stale_bytes.)
+ * below the cut are always the first write's pattern; from the cut on, a
+ * read inside the full phase sees this round's tail, one overlapping the
+ * cut this round's tail or zero, and one that began after the cut
+ * completed zeroes.  (Which folio a read overlapping the cut may still
+ * copy is pinned deterministically by
+ * shmem_read_cut_during_copy_no_stale_bytes.)
  */
 static void race_judge(struct race *rc, int p0, int p1, ssize_t n)
 {
-	const u8 *want = rc->sf->want;
+	const u8 tail = race_tail_seed(p0 / 4);
 	loff_t i;
 
 	if (p0 / 4 != p1 / 4 || p1 % 4 == 3 || n < 0)
@@ -67,18 +81,22 @@ static void race_judge(struct race *rc, int p0, int p1, ssize_t n)
 		rc->overlapped++;
 	for (i = 0; i < n; i++) {
 		u8 got = rc->buf[i];
+		u8 want = mm_test_pattern(i, i < RACE_CUT ? RACE_SEED : tail);
 		bool ok;
 
 		if (i < RACE_CUT)
-			ok = got == want[i];
+			ok = got == want;
 		else if (p0 % 4 == 2)
 			ok = !got;
+		else if (p1 % 4 == 0)
+			ok = got == want;
 		else
-			ok = !got || got == want[i];
+			ok = !got || got == want;
 		if (!ok) {
 			if (!rc->bad++) {
 				rc->bad_off = i;
 				rc->bad_got = got;
+				rc->bad_want = want;
 			}
 			break;
 		}
@@ -128,7 +146,7 @@ KUNIT_ARRAY_PARAM_DESC(cut, mm_kunit_cut_modes, name);
 /*
  * A reader kthread reads the whole file in a loop while this thread cuts
  * off its tail (truncate down and up again, or punch a hole) and writes
- * it back, RACE_ROUNDS times (more, up to RACE_MAX_ROUNDS, until a read
+ * it back with a new seed, RACE_ROUNDS times (more, up to RACE_MAX_ROUNDS, until a read
  * overlapped a cut); no read may return a byte from a folio the cut had
  * removed.  Bounded by the round count; reads are counted.  Slow (up to
  * 40 000 rounds): make test runs it in its races stage.  It needs a
@@ -148,7 +166,7 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 
 	rc->cut = c->cut;
 	rc->sf = mm_kunit_file_create(test, "never", RACE_PAGES * SZ_PAGE);
-	mm_kunit_file_write(test, rc->sf, 0, rc->sf->size, 8);
+	mm_kunit_file_write(test, rc->sf, 0, rc->sf->size, RACE_SEED);
 	rc->buf = kunit_kmalloc(test, rc->sf->size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rc->buf);
 	init_waitqueue_head(&rc->wq);
@@ -175,7 +193,9 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 			break;
 		}
 		atomic_set_release(&rc->phase, 4 * round + 3);
-		mm_kunit_file_write(test, rc->sf, RACE_CUT, rc->sf->size - RACE_CUT, 8);
+		mm_kunit_file_write(test, rc->sf, RACE_CUT,
+				    rc->sf->size - RACE_CUT,
+				    race_tail_seed(round + 1));
 		atomic_set_release(&rc->phase, 4 * round + 4);
 	}
 	kunit_release_action(test, race_stop_reader, rc);
@@ -183,8 +203,8 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 	kunit_info(test, "%s: %d rounds, %lu reads, %lu judged, %lu overlapped a cut, %lu bad",
 		   c->name, round, rc->reads, rc->judged, rc->overlapped, rc->bad);
 	KUNIT_EXPECT_EQ_MSG(test, rc->bad, 0,
-			    "first bad byte at %lld: %#x, want %#x or 0",
-			    rc->bad_off, rc->bad_got, rc->sf->want[rc->bad_off]);
+			    "first bad byte at %lld: %#x, want %#x (or 0 while cut)",
+			    rc->bad_off, rc->bad_got, rc->bad_want);
 	KUNIT_EXPECT_GT_MSG(test, rc->overlapped, 0,
 			    "no read overlapped a cut: the race was not exercised");
 }
