@@ -21,9 +21,12 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/kthread.h>
+#include <linux/memory.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
+#include <linux/sched/signal.h>
 #include <linux/shrinker.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
@@ -529,6 +532,188 @@ static void rcu_free_drain_contig_migrated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
 }
 
+#ifdef CONFIG_MEMORY_HOTREMOVE
+/* device_offline() of a memory block, in a kthread that SIGKILL stops */
+struct offline_call {
+	struct memory_block *mem;
+	int ret;
+	struct completion done;
+};
+
+static int offline_fn(void *data)
+{
+	struct offline_call *call = data;
+
+	allow_signal(SIGKILL);
+	lock_device_hotplug();
+	call->ret = device_offline(&call->mem->dev);
+	unlock_device_hotplug();
+	complete(&call->done);
+	return 0;
+}
+
+/*
+ * Offline @mem; after 30 s (a hang guard: offline retries until a signal)
+ * kill the attempt.  0, an error, or -ETIMEDOUT.
+ */
+static int offline_block(struct memory_block *mem)
+{
+	struct offline_call call = { .mem = mem };
+	struct task_struct *task;
+	int ret;
+
+	init_completion(&call.done);
+	task = kthread_run(offline_fn, &call, "rcu_free_offline");
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	if (!wait_for_completion_timeout(&call.done, 30 * HZ)) {
+		send_sig(SIGKILL, task, 1);
+		wait_for_completion(&call.done);
+		return -ETIMEDOUT;
+	}
+	return call.ret;
+}
+
+/* Online @mem if it is offline: 0 or an error */
+static int block_online(struct memory_block *mem)
+{
+	int ret = 0;
+
+	lock_device_hotplug();
+	if (mem->state == MEM_OFFLINE)
+		ret = device_online(&mem->dev);
+	unlock_device_hotplug();
+	return ret;
+}
+
+/* The case's action: the block online again, its reference dropped */
+static void online_block(void *data)
+{
+	struct memory_block *mem = data;
+	int ret = block_online(mem);
+
+	WARN(ret < 0, "rcu_free_drain: memory block %lu left offline: %d\n",
+	     memory_block_id(mem->start_section_nr), ret);
+	memory_block_put(mem);
+}
+
+/*
+ * A memory block that offlines (so it holds nothing unmovable) and is
+ * online again, emptied: the first of the top 8 of the node that does;
+ * held until the case ends, when it is online again.  Skips if none does.
+ */
+static struct memory_block *offlinable_block(struct kunit *test)
+{
+	unsigned long id = pfn_to_block_id(node_end_pfn(first_online_node) - 1);
+	unsigned long last = id > 8 ? id - 8 : 0;
+	struct memory_block *mem;
+	int ret;
+
+	for (; id > last; id--) {
+		lock_device_hotplug();
+		mem = memory_block_get(id);
+		unlock_device_hotplug();
+		if (!mem)
+			continue;
+		if (mem->state != MEM_ONLINE || offline_block(mem)) {
+			memory_block_put(mem);
+			continue;
+		}
+		ret = kunit_add_action_or_reset(test, online_block, mem);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		ret = block_online(mem);
+		KUNIT_ASSERT_EQ_MSG(test, ret, 0, "memory block %lu: online: %d",
+				    id, ret);
+		return mem;
+	}
+	kunit_skip(test, "machine: none of the top 8 memory blocks of node %d offlines",
+		   first_online_node);
+	return NULL;
+}
+#endif
+
+/*
+ * Memory offline of a block holding flagged tmpfs folios in use: it
+ * migrates them, their old copies wait for a grace period, and the block
+ * is free only once the offline has freed them (a drain, where they are
+ * held back: without it the offline would retry until its hang guard).
+ * The file reads back the same.  The block is one the case found
+ * offlinable (and emptied); it is online again when the case ends.
+ */
+static void rcu_free_drain_offline_migrated(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_HOTREMOVE
+	const unsigned int nr_folios = 16;
+	unsigned long start, i, ev0;
+	struct memory_block *mem;
+	unsigned int in_block = 0;
+	struct page *in[16];
+	struct folio *folio;
+	struct file *file;
+	loff_t pos = 0;
+	u8 *data, *back;
+	bool held;
+	int ret;
+
+	rfk_require_contig(test);
+	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+			     "offlined");
+	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	KUNIT_ASSERT_NOT_NULL(test, back);
+	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
+		data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+
+	mem = offlinable_block(test);
+	start = section_nr_to_pfn(mem->start_section_nr) + pageblock_nr_pages;
+	ret = rfk_alloc_contig(start, start + nr_folios);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	/* The file's folios come from this CPU's pcp lists: these pages */
+	migrate_disable();
+	for (i = 0; i < nr_folios; i++)
+		__free_page(pfn_to_page(start + i));
+	ret = kernel_write(file, data, nr_folios * PAGE_SIZE, &pos);
+	migrate_enable();
+	KUNIT_ASSERT_EQ(test, ret, nr_folios * PAGE_SIZE);
+
+	for (i = 0; i < nr_folios; i++) {
+		folio = filemap_lock_folio(file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_set_rcu_free(folio);
+		if (pfn_to_block_id(folio_pfn(folio)) ==
+		    memory_block_id(mem->start_section_nr))
+			in[in_block++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!in_block)
+		kunit_skip(test, "machine: no folio of the file in the block");
+	lru_add_drain_all();
+
+	ev0 = vm_event(test, "pgfree_rcu_drain");
+	held = rfk_hold(test, "the drain that freed the old copies");
+	/* Their last put is the migration's */
+	for (i = 0; i < in_block; i++)
+		rfk_watch(test, in[i]);
+	ret = offline_block(mem);
+	rfk_check_freed(test, "memory offline");
+	KUNIT_EXPECT_EQ_MSG(test, block_online(mem), 0, "online again");
+	pos = 0;
+	KUNIT_ASSERT_EQ(test, kernel_read(file, back, nr_folios * PAGE_SIZE,
+					  &pos), nr_folios * PAGE_SIZE);
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    in_block);
+	if (held)
+		KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
+	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
+#endif
+}
+
 static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_drain_decision, drain_gen_params),
 	KUNIT_CASE(rcu_free_drain_before_oom),
@@ -537,6 +722,7 @@ static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE(rcu_free_drain_sync_frees_to_buddy),
 	KUNIT_CASE_PARAM(rcu_free_drain_contig_range, contig_gen_params),
 	KUNIT_CASE(rcu_free_drain_contig_migrated),
+	KUNIT_CASE(rcu_free_drain_offline_migrated),
 	{}
 };
 
