@@ -5,7 +5,7 @@
  * Strategy: each case maps anonymous memory into the test kthread's own mm
  * with kunit_vm_mmap(), faults in one 2 MiB-aligned THP through a write of
  * a known pattern, makes it lazyfree with MADV_FREE and reclaims it through
- * MADV_PAGEOUT (reclaim_pages() for the mlocked cases, which MADV_PAGEOUT
+ * MADV_PAGEOUT (reclaim_pages() for the VM_LOCKED case, which MADV_PAGEOUT
  * refuses).  What happened is read off the page tables (PMD, PTE table or
  * nothing), the folio's flags, the mm's anon RSS and the pglazyfreed and
  * thp_split_pmd vm events, and the data is read back through the user
@@ -289,33 +289,23 @@ static void lazyfree_thp_extra_ref_kept(struct kunit *test)
 }
 
 /*
- * Lock the mapping: VM_LOCKED on the VMA and locked_vm accounted, as
- * mlock_fixup() does; with @mlock_pages also what its page walk does to the
- * PMD-mapped folio (mlock_vma_folio(): PG_mlocked, unevictable LRU).  A
+ * Lock the mapping as mlock_fixup() does before its page walk: VM_LOCKED
+ * on the VMA and locked_vm accounted, the folio not mlocked yet.  A
  * built-in test cannot call mlock() itself: mlock_fixup() is static.
  */
-static void lock_mapping(struct kunit *test, struct lazyfree_ctx *ctx,
-			 bool mlock_pages)
+static void lock_mapping(struct kunit *test, struct lazyfree_ctx *ctx)
 {
 	struct mm_struct *mm = current->mm;	/* attached by kunit_vm_mmap() */
 	struct vm_area_struct *vma;
-	struct folio *folio;
 
-	folio = mm_kunit_pmd_folio(mm, ctx->addr);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
 	mmap_write_lock(mm);
 	vma = vma_lookup(mm, ctx->addr);
 	if (vma) {
 		vma_start_write(vma);
 		vm_flags_set(vma, VM_LOCKED);
 		mm->locked_vm += vma_pages(vma);
-		if (mlock_pages)
-			mlock_vma_folio(folio, vma);
 	}
 	mmap_write_unlock(mm);
-	/* mlock_folio() moves the folio through a per-CPU batch */
-	lru_add_drain_all();
-	folio_put(folio);
 	KUNIT_ASSERT_NOT_NULL(test, vma);
 }
 
@@ -347,35 +337,6 @@ static void expect_mlocked(struct kunit *test, struct lazyfree_ctx *ctx)
 }
 
 /*
- * A lazyfree THP in a range mlock()ed after MADV_FREE: PG_mlocked and on
- * the unevictable LRU, so reclaim's LRU scan never picks it (handing it to
- * reclaim_pages() would be a state reclaim never sees: shrink_folio_list()
- * BUGs on an unevictable folio), and MADV_PAGEOUT refuses the range.  It
- * stays whole with its data.  The rmap walk that the lazyfree-thp patch
- * changes is reached by the VM_LOCKED case below.
- */
-static void lazyfree_thp_mlocked_kept(struct kunit *test)
-{
-	struct lazyfree_ctx *ctx = test->priv;
-	struct folio *folio;
-
-	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
-	make_lazyfree(test, ctx);
-	lock_mapping(test, ctx, true);
-	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	KUNIT_EXPECT_TRUE(test, folio_test_mlocked(folio));
-	KUNIT_EXPECT_TRUE(test, folio_test_unevictable(folio));
-	KUNIT_EXPECT_FALSE(test, folio_evictable(folio));
-	folio_put(folio);
-	snapshot(ctx);
-	KUNIT_EXPECT_EQ(test, do_madvise(current->mm, ctx->addr, THP_SIZE,
-					 MADV_PAGEOUT), -EINVAL);
-	expect_kept_whole(test, ctx);
-	expect_contents(test, ctx, false);
-}
-
-/*
  * The window of mlock() before its page walk (or a fault racing it): the
  * VMA is VM_LOCKED, the folio not yet mlocked, so reclaim reaches the rmap
  * walk.  try_to_unmap_one() must keep the THP whole and mlock it rather
@@ -387,7 +348,7 @@ static void lazyfree_thp_vm_locked_kept(struct kunit *test)
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
 	make_lazyfree(test, ctx);
-	lock_mapping(test, ctx, false);
+	lock_mapping(test, ctx);
 	reclaim_folio(test, ctx);
 	expect_kept_whole(test, ctx);
 	expect_mlocked(test, ctx);
@@ -475,7 +436,6 @@ static struct kunit_case lazyfree_thp_test_cases[] = {
 	KUNIT_CASE(lazyfree_thp_clean_discarded_whole),
 	KUNIT_CASE(lazyfree_thp_redirtied_kept),
 	KUNIT_CASE_PARAM(lazyfree_thp_extra_ref_kept, extra_ref_gen_params),
-	KUNIT_CASE(lazyfree_thp_mlocked_kept),
 	KUNIT_CASE(lazyfree_thp_vm_locked_kept),
 	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
 	KUNIT_CASE(lazyfree_thp_droppable_dirty_discarded),
