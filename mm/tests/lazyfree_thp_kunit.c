@@ -119,6 +119,19 @@ static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
 }
 
 /*
+ * The folio mapped at @addr with a reference held, or NULL when nothing is
+ * mapped there.  GUP-fast only: it neither faults nor touches the entry.
+ */
+static struct folio *user_folio(unsigned long addr)
+{
+	struct page *page;
+
+	if (!get_user_page_fast_only(addr, 0, &page))
+		return NULL;
+	return page_folio(page);
+}
+
+/*
  * Map 4 MiB, fault one 2 MiB-aligned THP in it with the pattern and put it
  * on the LRU.  @mmap_flags selects private anonymous or droppable memory.
  * Skips when the fault did not produce a PMD-mapped THP.
@@ -356,14 +369,19 @@ static void lazyfree_thp_vm_locked_kept(struct kunit *test)
 }
 
 /*
- * A lazyfree THP whose PMD was split before reclaim (PTE-mapped, folio
- * still large) is reclaimed through the PTE path: all 512 pages freed.
+ * A lazyfree THP whose PMD was split before reclaim (PTE-mapped, the folio
+ * still of PMD order right before reclaim) is reclaimed through the PTE
+ * path: the one large folio is freed, all 512 pages, none left mapped.
  */
 static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx = test->priv;
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
+	struct folio *folio;
+	unsigned long off;
+	bool lazyfree;
+	int order;
 	pmd_t *pmdp;
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
@@ -380,11 +398,31 @@ static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, do_madvise(mm, ctx->addr, THP_SIZE, MADV_FREE), 0);
 	lru_add_drain_all();
+	/* Right before reclaim: one lazyfree folio of PMD order, PTE-mapped */
+	folio = user_folio(ctx->addr);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "nothing mapped after MADV_FREE");
+	order = folio_order(folio);
+	lazyfree = folio_test_lazyfree(folio);
+	folio_put(folio);
+	KUNIT_EXPECT_EQ_MSG(test, order, HPAGE_PMD_ORDER,
+			    "the folio is not of PMD order after the PMD split and MADV_FREE");
+	KUNIT_ASSERT_TRUE_MSG(test, lazyfree,
+			      "MADV_FREE did not make the PTE-mapped THP lazyfree");
+
 	snapshot(ctx);
 	pageout(test, ctx);
-	KUNIT_EXPECT_EQ(test, event_delta(ctx, PGLAZYFREED), THP_NR);
+	KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, PGLAZYFREED), THP_NR,
+			    "not all 512 pages of the folio were freed as lazyfree");
 	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
 			    "anon RSS did not drop by 2 MiB");
+	for (off = 0; off < THP_SIZE; off += PAGE_SIZE) {
+		folio = user_folio(ctx->addr + off);
+		if (folio) {
+			folio_put(folio);
+			KUNIT_FAIL(test, "a page is still mapped at offset %lu", off);
+			break;
+		}
+	}
 	expect_contents(test, ctx, true);
 }
 
