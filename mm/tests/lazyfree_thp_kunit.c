@@ -248,6 +248,56 @@ static void lazyfree_thp_redirtied_kept(struct kunit *test)
 	expect_contents(test, ctx, false);
 }
 
+/*
+ * A lazyfree THP whose folio is dirty while its PMD is clean (written
+ * through a pin: unpinning marks the folio dirty, not the PMD): reclaim
+ * keeps it PMD-mapped, swapbacked again, with its data.
+ */
+static void lazyfree_thp_dirty_folio_clean_pmd_kept(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct mm_struct *mm;
+	struct folio *folio;
+	bool pmd_clean, dirty, lazyfree, swapbacked;
+	pmd_t *pmdp;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	mm = current->mm;
+	/*
+	 * What unpin_user_pages_dirty_lock() does when a pin that was
+	 * written through is dropped: the folio is marked dirty under its
+	 * lock, the PMD stays as MADV_FREE left it, clean.
+	 */
+	folio = mm_kunit_pmd_folio(mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_lock(folio);
+	folio_mark_dirty(folio);
+	folio_unlock(folio);
+	dirty = folio_test_dirty(folio);
+	lazyfree = folio_test_lazyfree(folio);
+	folio_put(folio);
+	mmap_read_lock(mm);
+	pmdp = mm_kunit_user_pmd(mm, ctx->addr);
+	pmd_clean = pmdp && !pmd_dirty(pmdp_get_lockless(pmdp));
+	mmap_read_unlock(mm);
+	KUNIT_ASSERT_TRUE_MSG(test, dirty, "folio_mark_dirty() left the folio clean");
+	KUNIT_ASSERT_TRUE_MSG(test, lazyfree, "marking the folio dirty made it swapbacked");
+	KUNIT_ASSERT_TRUE_MSG(test, pmd_clean, "the PMD is dirty: the case needs it clean");
+
+	snapshot(ctx);
+	pageout(test, ctx);
+	expect_kept_whole(test, ctx);
+	folio = mm_kunit_pmd_folio(mm, ctx->addr);
+	if (folio) {
+		swapbacked = folio_test_swapbacked(folio);
+		folio_put(folio);
+		KUNIT_EXPECT_TRUE_MSG(test, swapbacked,
+				      "a lazyfree THP with a dirty folio must be swapbacked again");
+	}
+	expect_contents(test, ctx, false);
+}
+
 KUNIT_DEFINE_ACTION_WRAPPER(unpin_action, unpin_user_page, struct page *);
 
 enum extra_ref { EXTRA_PIN, EXTRA_FOLIO_REF };
@@ -473,6 +523,7 @@ static int lazyfree_thp_test_init(struct kunit *test)
 static struct kunit_case lazyfree_thp_test_cases[] = {
 	KUNIT_CASE(lazyfree_thp_clean_discarded_whole),
 	KUNIT_CASE(lazyfree_thp_redirtied_kept),
+	KUNIT_CASE(lazyfree_thp_dirty_folio_clean_pmd_kept),
 	KUNIT_CASE_PARAM(lazyfree_thp_extra_ref_kept, extra_ref_gen_params),
 	KUNIT_CASE(lazyfree_thp_vm_locked_kept),
 	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
