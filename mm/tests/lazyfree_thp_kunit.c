@@ -93,15 +93,16 @@ static int write_pattern(struct lazyfree_ctx *ctx, unsigned long start,
 }
 
 /*
- * Compare the whole THP range with the pattern (@zero false) or with zeros
- * (@zero true); report the first mismatch with its offset.
+ * Compare [@start, @start + @len) of the THP range with the pattern (@zero
+ * false) or with zeros (@zero true); report the first mismatch with its
+ * offset.
  */
-static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
-			    bool zero)
+static void expect_range(struct kunit *test, struct lazyfree_ctx *ctx,
+			 unsigned long start, unsigned long len, bool zero)
 {
 	unsigned long off, i;
 
-	for (off = 0; off < THP_SIZE; off += CHUNK) {
+	for (off = start; off < start + len; off += CHUNK) {
 		void __user *src = (void __user *)(ctx->addr + off);
 
 		KUNIT_ASSERT_EQ_MSG(test, copy_from_user(ctx->buf, src, CHUNK), 0,
@@ -112,6 +113,42 @@ static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
 			if (ctx->buf[i] != want) {
 				KUNIT_FAIL(test, "offset %lu: read 0x%02x, want 0x%02x",
 					   off + i, ctx->buf[i], want);
+				return;
+			}
+		}
+	}
+}
+
+/* The whole THP range holds the pattern (@zero false) or zeros */
+static void expect_contents(struct kunit *test, struct lazyfree_ctx *ctx,
+			    bool zero)
+{
+	expect_range(test, ctx, 0, THP_SIZE, zero);
+}
+
+/*
+ * Each page of [@start, @start + @len) holds either all of its pattern or
+ * all zeros: lazyfree pages that reclaim may or may not have freed.
+ */
+static void expect_range_data_or_zero(struct kunit *test, struct lazyfree_ctx *ctx,
+				      unsigned long start, unsigned long len)
+{
+	unsigned long off, i;
+	bool zero;
+
+	for (off = start; off < start + len; off += CHUNK) {
+		void __user *src = (void __user *)(ctx->addr + off);
+
+		KUNIT_ASSERT_EQ_MSG(test, copy_from_user(ctx->buf, src, CHUNK), 0,
+				    "read back faulted at offset %lu", off);
+		zero = !ctx->buf[0];
+		for (i = 0; i < CHUNK; i++) {
+			u8 want = zero ? 0 : want_at(ctx, off + i);
+
+			if (ctx->buf[i] != want) {
+				KUNIT_FAIL(test, "offset %lu: read 0x%02x, want 0x%02x (page %s)",
+					   off + i, ctx->buf[i], want,
+					   zero ? "of zeros" : "of data");
 				return;
 			}
 		}
@@ -477,6 +514,49 @@ static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 }
 
 /*
+ * MADV_FREE on the first half of a THP only: the other half does not
+ * become lazyfree, reclaim frees at most the madvised half (not the THP
+ * whole), and the other half keeps its data.
+ */
+static void lazyfree_thp_half_madvised_rest_kept(struct kunit *test)
+{
+	const unsigned long half = THP_SIZE / 2;
+	const long half_nr = THP_NR / 2;
+	struct lazyfree_ctx *ctx = test->priv;
+	struct folio *folio;
+	unsigned long off;
+	bool lazyfree;
+	long freed, dropped;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	KUNIT_ASSERT_EQ(test, do_madvise(current->mm, ctx->addr, half, MADV_FREE), 0);
+	lru_add_drain_all();
+	for (off = half; off < THP_SIZE; off += PAGE_SIZE) {
+		folio = user_folio(ctx->addr + off);
+		KUNIT_ASSERT_NOT_NULL_MSG(test, folio,
+					  "offset %lu, not madvised, is not mapped", off);
+		lazyfree = folio_test_lazyfree(folio);
+		folio_put(folio);
+		if (lazyfree) {
+			KUNIT_FAIL(test, "offset %lu, not madvised, is lazyfree", off);
+			break;
+		}
+	}
+
+	snapshot(ctx);
+	pageout(test, ctx);
+	freed = event_delta(ctx, PGLAZYFREED);
+	dropped = (long)(ctx->rss - anon_rss());
+	KUNIT_EXPECT_LE_MSG(test, freed, half_nr,
+			    "more pages freed as lazyfree than the madvised half has");
+	KUNIT_EXPECT_LE_MSG(test, dropped, half_nr,
+			    "anon RSS dropped by more than the madvised half");
+	/* Measured before these reads: they may fault zero pages in. */
+	expect_range(test, ctx, half, half, false);
+	expect_range_data_or_zero(test, ctx, 0, half);
+}
+
+/*
  * A THP in a MAP_DROPPABLE mapping is lazyfree from birth and may be
  * dropped even when dirty: reclaim unmaps it whole, without a split.
  * pglazyfreed is not checked: 7.3's shrink_folio_list() keeps a dirty
@@ -527,6 +607,7 @@ static struct kunit_case lazyfree_thp_test_cases[] = {
 	KUNIT_CASE_PARAM(lazyfree_thp_extra_ref_kept, extra_ref_gen_params),
 	KUNIT_CASE(lazyfree_thp_vm_locked_kept),
 	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
+	KUNIT_CASE(lazyfree_thp_half_madvised_rest_kept),
 	KUNIT_CASE(lazyfree_thp_droppable_dirty_discarded),
 	{}
 };
