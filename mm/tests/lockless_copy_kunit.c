@@ -57,6 +57,7 @@ static const struct can_copy_case accepted_cases[] = {
 	{ "order-2, asked at its third page", 2, 8, 10, LR_OK },
 	{ "shmem folio with PG_reclaim (not readahead there)", 0, 8, 8,
 	  LR_OK | LR_READAHEAD | LR_SWAPBACKED },
+	{ "order-9, asked at its last page", 9, 512, 1023, LR_OK },
 };
 
 static const struct can_copy_case refused_cases[] = {
@@ -69,6 +70,11 @@ static const struct can_copy_case refused_cases[] = {
 	{ "hwpoisoned page", 0, 8, 8, LR_OK | LR_HWPOISON },
 	{ "order-2 with PG_has_hwpoisoned", 2, 8, 10,
 	  LR_OK | LR_HAS_HWPOISONED },
+	{ "order-2 not uptodate", 2, 8, 10, LR_RCU_FREE },
+	{ "order-2 readahead folio", 2, 8, 10, LR_OK | LR_READAHEAD },
+	{ "order-2 without PG_rcu_free", 2, 8, 10, LR_UPTODATE },
+	{ "order-2 with PG_hwpoison on its head", 2, 8, 10,
+	  LR_OK | LR_HWPOISON },
 };
 
 KUNIT_ARRAY_PARAM_DESC(accepted, accepted_cases, name);
@@ -84,7 +90,14 @@ static bool can_copy(struct kunit *test, const struct can_copy_case *c)
 	bool got;
 
 	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_CAN_COPY);
-	folio = folio_alloc(GFP_KERNEL, c->order);
+	if (c->order > PAGE_ALLOC_COSTLY_ORDER) {
+		folio = folio_alloc(GFP_KERNEL | __GFP_NOWARN, c->order);
+		if (!folio)
+			kunit_skip(test, "machine: no free order-%u block",
+				   c->order);
+	} else {
+		folio = folio_alloc(GFP_KERNEL, c->order);
+	}
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	folio->index = c->index;
 	if (c->set & LR_RCU_FREE)
