@@ -110,6 +110,12 @@ void lr_now(struct kunit *test, struct lr_stat *s);
 
 /* Is the folio at @index flagged?  false for a hole */
 bool lr_index_flagged(struct mm_kunit_file *kf, pgoff_t index);
+/*
+ * Has @page PG_rcu_free?  Read from its own flags, without folio_flags()'
+ * check: for a page that may have been freed and reused (as a tail page
+ * too) since the case looked it up.  false without CONFIG_PAGE_RCU_FREE.
+ */
+bool lr_page_rcu_free(struct page *page);
 /* Pages of flagged folios in [0, @nr_pages) */
 unsigned long lr_pages_flagged(struct mm_kunit_file *kf, pgoff_t nr_pages);
 /* @len (at most 64) bytes read at @off for the access (mm_kunit_read()) */

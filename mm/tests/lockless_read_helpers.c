@@ -315,6 +315,15 @@ bool lr_index_flagged(struct mm_kunit_file *kf, pgoff_t index)
 	return ret;
 }
 
+bool lr_page_rcu_free(struct page *page)
+{
+#ifdef CONFIG_PAGE_RCU_FREE
+	return test_bit(PG_rcu_free, &page->flags.f);
+#else
+	return false;
+#endif
+}
+
 unsigned long lr_pages_flagged(struct mm_kunit_file *kf, pgoff_t nr_pages)
 {
 	unsigned long nr = 0;

@@ -589,37 +589,51 @@ static void hold_release(void *unused)
 /*
  * The v1 ABA: a reader may hold a pointer to a flagged folio while its
  * file is truncated, or deleted and its inode evicted.  Its free must stay
- * deferred: the page is neither free nor in use again while no grace
- * period has ended since.  Fails if eviction or truncation clears
- * PG_rcu_free before the free.  With rcu_free_hold() (a hook of ours) the
- * grace period is held back and the case always decides; without it, it
+ * deferred: the page is neither free nor in use again, still has
+ * PG_rcu_free and is counted as waiting (nr_free_rcu rose by at least the
+ * file's flagged pages) while no grace period has ended since.  Fails if
+ * eviction or truncation clears PG_rcu_free before the free.  With
+ * rcu_free_hold() (a hook of ours) the grace period is held back and the
+ * case always decides; rcu_free_nr_queued() rose too, and once the hold
+ * ends and a grace period has, the page is out of the lists: back in the
+ * allocator (a free buddy block) or in use again.  Without the hold it
  * decides when no grace period ended between the last reference and the
- * look at the page (poll_state_synchronize_rcu_full()), and else skips.
+ * look at the page (poll_state_synchronize_rcu_full()), and else skips;
+ * the count then decides only when no page of an earlier case was still
+ * waiting (those could leave the lists meanwhile).
  */
 static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 {
 	const struct aba_case *c = test->param_value;
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	unsigned long queued0 = 0, queued_in = 0;
+	long nr, waiting0, waiting_in;
+	bool hold, buddy, flagged;
 	struct rcu_gp_seq gp;
 	struct folio *folio;
 	struct mm_kunit_file *lf;
 	struct page *page;
-	bool hold, buddy;
 	int ref;
 
 	lf = lr_hot_file(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 10);
+	/* Every flagged page of the file waits once the file lets go */
+	nr = lr_pages_flagged(lf, 2);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	page = &folio->page;
 	folio_put(folio);
 
 	lru_add_drain_all();
-	hold = mm_hook(test, RCU_FREE_HOLD, "the hold of the grace period");
+	hold = mm_hook(test, RCU_FREE_HOLD,
+		       "the hold of the grace period, the queue count and the page's return after it");
 	if (hold) {
 		rcu_free_hold();
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 								hold_release,
 								NULL), 0);
+		queued0 = rcu_free_nr_queued();
 	}
+	waiting0 = zone_stat_sum(nr_free_rcu);
 	get_state_synchronize_rcu_full(&gp);
 	if (c->evict)
 		mm_kunit_file_drop(test, lf);
@@ -632,6 +646,10 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 	drain_all_pages(NULL);
 	buddy = is_free_buddy_page(page);
 	ref = page_ref_count(page);
+	flagged = lr_page_rcu_free(page);
+	waiting_in = zone_stat_sum(nr_free_rcu);
+	if (hold)
+		queued_in = rcu_free_nr_queued();
 	/* After the look: no grace period before it either */
 	if (!hold && poll_state_synchronize_rcu_full(&gp))
 		kunit_skip(test, MM_HOOK_ABSENT
@@ -641,6 +659,33 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 			       c->name);
 	KUNIT_EXPECT_EQ_MSG(test, ref, 0,
 			    "%s: page in use again (or never freed)", c->name);
+	KUNIT_EXPECT_TRUE_MSG(test, flagged,
+			      "%s: PG_rcu_free gone while the page waits", c->name);
+	if (hold || !waiting0)
+		KUNIT_EXPECT_GE_MSG(test, waiting_in - waiting0, nr,
+				    "%s: nr_free_rcu did not count the file's %ld flagged pages as waiting",
+				    c->name, nr);
+	else
+		mm_hook(test, RCU_FREE_HOLD,
+			"nr_free_rcu (pages of an earlier case were waiting too)");
+	if (!hold)
+		return;
+	KUNIT_EXPECT_GE_MSG(test, queued_in - queued0, (unsigned long)nr,
+			    "%s: rcu_free_nr_queued() did not count the file's %ld flagged pages",
+			    c->name, nr);
+
+	/* The hold ends: a grace period starts for what it kept */
+	kunit_release_action(test, hold_release, NULL);
+	lr_wait_deferred();
+	drain_all_pages(NULL);
+	buddy = is_free_buddy_page(page);
+	ref = page_ref_count(page);
+	flagged = lr_page_rcu_free(page);
+	KUNIT_EXPECT_FALSE_MSG(test, flagged && !ref,
+			       "%s: still waiting after its grace period", c->name);
+	KUNIT_EXPECT_TRUE_MSG(test, buddy || ref,
+			      "%s: after its grace period neither in a free buddy block nor in use",
+			      c->name);
 }
 
 static int lockless_read_test_init(struct kunit *test)
