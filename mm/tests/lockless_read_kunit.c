@@ -504,6 +504,67 @@ static void lockless_read_shmem_falloc_and_holes(struct kunit *test)
 						   lf->size, "whole file"), 0);
 }
 
+/* A tmpfs file of fallocated folios only: order-0 or PMD-size */
+struct not_uptodate_case {
+	const char *name;
+	enum mm_kunit_fs fs;
+	loff_t size;		/* two folios */
+};
+
+static const struct not_uptodate_case not_uptodate_cases[] = {
+	{ "tmpfs, order-0 folios", MM_KUNIT_TMPFS, 2 * PAGE_SIZE },
+	{ "tmpfs huge=always, PMD-size folios", MM_KUNIT_TMPFS_HUGE, SZ_4M },
+};
+
+KUNIT_ARRAY_PARAM_DESC(not_uptodate, not_uptodate_cases, name);
+
+/*
+ * Patches 12, 16: a read never flags a folio that is not uptodate.  Two
+ * fallocated tmpfs folios, read in turn 16 times from their first bytes
+ * and 16 times at offset 100 (each read enters a folio, what makes an
+ * uptodate folio hot), and whole: zeroes, the folios still
+ * not uptodate, none flagged, no pgfree_rcu_mark counted.
+ */
+static void lockless_read_not_uptodate_never_flagged(struct kunit *test)
+{
+	const struct not_uptodate_case *c = test->param_value;
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, c->fs, c->size);
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
+	unsigned long ev0 = vm_event(test, "pgfree_rcu_mark");
+	const loff_t half = c->size / 2;
+	struct folio *folio;
+	unsigned int i;
+	bool uptodate;
+	loff_t off;
+
+	mm_kunit_file_falloc(test, lf, 0, lf->size);
+	if (c->fs == MM_KUNIT_TMPFS_HUGE)
+		mm_kunit_need_pmd_folio(test, lf, 0);
+	for (i = 0; i < 16; i++) {
+		lr_alternate_reads(test, lf, 0, half, 1, 16);
+		lr_alternate_reads(test, lf, 100, half + 100, 1, 16);
+	}
+	for (off = 0; off < lf->size; off += half) {
+		KUNIT_ASSERT_EQ(test, mm_kunit_read(test, r, lf, MM_KUNIT_KVEC,
+						    off, half), (ssize_t)half);
+		KUNIT_EXPECT_EQ(test, mm_kunit_check_bytes(test, r->kbuf,
+							   lf->want + off, off,
+							   half, c->name), 0);
+	}
+
+	folio = mm_kunit_file_folio(lf, 0);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "%s: no folio at 0", c->name);
+	uptodate = folio_test_uptodate(folio);
+	folio_put(folio);
+	KUNIT_ASSERT_FALSE_MSG(test, uptodate,
+			       "%s: the fallocated folio became uptodate: nothing tested",
+			       c->name);
+	KUNIT_EXPECT_EQ_MSG(test, lr_pages_flagged(lf, lf->size >> PAGE_SHIFT), 0,
+			    "%s: a folio that is not uptodate was flagged", c->name);
+	KUNIT_EXPECT_EQ_MSG(test, vm_event(test, "pgfree_rcu_mark") - ev0, 0,
+			    "%s: pages counted as flagged", c->name);
+}
+
 /*
  * Patch 18: writing 0 to debugfs lockless_page_cache_read stops the copies
  * without references, 1 brings them back; the file reads back what was
@@ -723,6 +784,8 @@ static struct kunit_case lockless_read_cases[] = {
 			 prev_pos_gen_params),
 	KUNIT_CASE(lockless_read_clears_idle),
 	KUNIT_CASE(lockless_read_shmem_falloc_and_holes),
+	KUNIT_CASE_PARAM(lockless_read_not_uptodate_never_flagged,
+			 not_uptodate_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_switch, switch_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_unflagged_folio_not_copied,
 			 fs_gen_params),
