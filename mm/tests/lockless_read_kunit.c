@@ -692,6 +692,8 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 								hold_release,
 								NULL), 0);
+		/* Earlier cases' grace periods, started before the hold, end */
+		rcu_free_wait_grace();
 		queued0 = rcu_free_nr_queued();
 	}
 	waiting0 = zone_stat_sum(nr_free_rcu);

@@ -174,7 +174,7 @@ static void rfk_check_lists(struct kunit *test, const char *path)
 	long waiting;
 	int tries;
 
-	if (!rfk_ctx(test)->held || item < 0)
+	if (!MM_HOOK(RCU_FREE_HOLD) || !rfk_ctx(test)->held || item < 0)
 		return;
 	for (tries = 0; tries < 10; tries++) {
 		listed = rcu_free_nr_listed();
