@@ -456,6 +456,111 @@ static void rcu_free_drain_contig_range(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, drains, 1);
 }
 
+/* Folios of a tmpfs file of the case's, migrated by the path under test */
+#define MOVED_FOLIOS	16
+
+struct moved_file {
+	struct file *file;
+	u8 *data, *back;
+	/* The flagged folios in the range the path empties */
+	struct page *in[MOVED_FOLIOS];
+	unsigned int nr_in;
+	unsigned long drains0;
+	bool held;
+};
+
+/* The file @name and the bytes it gets */
+static struct moved_file *moved_file_create(struct kunit *test,
+					    const char *name)
+{
+	const size_t size = MOVED_FOLIOS * PAGE_SIZE;
+	struct moved_file *mf;
+	size_t i;
+
+	mf = kunit_kzalloc(test, sizeof(*mf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mf);
+	mf->file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+				 name);
+	mf->data = kunit_kmalloc(test, size, GFP_KERNEL);
+	mf->back = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mf->data);
+	KUNIT_ASSERT_NOT_NULL(test, mf->back);
+	for (i = 0; i < size; i++)
+		mf->data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+	return mf;
+}
+
+/*
+ * Write the file, its folios taken from this CPU's pcp lists, where the
+ * MOVED_FOLIOS pages from @first (the case's) are freed just before.
+ */
+static void moved_file_write(struct kunit *test, struct moved_file *mf,
+			     struct page *first)
+{
+	loff_t pos = 0;
+	ssize_t ret;
+	int i;
+
+	migrate_disable();
+	for (i = 0; i < MOVED_FOLIOS; i++)
+		__free_page(first + i);
+	ret = kernel_write(mf->file, mf->data, MOVED_FOLIOS * PAGE_SIZE, &pos);
+	migrate_enable();
+	KUNIT_ASSERT_EQ(test, ret, MOVED_FOLIOS * PAGE_SIZE);
+}
+
+/*
+ * Flag the file's folios; those in [@start, @end) must move before the
+ * range is free.  Skips if none is there.  Then hold the frees (where the
+ * hook is) and watch those folios: their last put is the migration's.
+ */
+static void moved_file_flag(struct kunit *test, struct moved_file *mf,
+			    unsigned long start, unsigned long end)
+{
+	struct folio *folio;
+	unsigned int i;
+
+	for (i = 0; i < MOVED_FOLIOS; i++) {
+		folio = filemap_lock_folio(mf->file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_set_rcu_free(folio);
+		if (folio_pfn(folio) >= start && folio_pfn(folio) < end)
+			mf->in[mf->nr_in++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!mf->nr_in)
+		kunit_skip(test, "machine: no folio of the file in the range");
+	lru_add_drain_all();
+
+	mf->drains0 = vm_event(test, "pgfree_rcu_drain");
+	mf->held = rfk_hold(test, "the drain that freed the old copies");
+	for (i = 0; i < mf->nr_in; i++)
+		rfk_watch(test, mf->in[i]);
+}
+
+/*
+ * The path under test returned @ret: 0, the file reads back the same,
+ * and (held) the old copies were freed by a drain.
+ */
+static void moved_file_check(struct kunit *test, struct moved_file *mf,
+			     int ret)
+{
+	const size_t size = MOVED_FOLIOS * PAGE_SIZE;
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_EQ(test, kernel_read(mf->file, mf->back, size, &pos),
+			size);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    mf->nr_in);
+	if (mf->held)
+		KUNIT_EXPECT_GE(test,
+				vm_event(test, "pgfree_rcu_drain") - mf->drains0,
+				1);
+	KUNIT_EXPECT_EQ(test, memcmp(mf->data, mf->back, size), 0);
+}
+
 /*
  * alloc_contig_range() of a pageblock holding flagged tmpfs folios in use:
  * it migrates them, and their old copies wait for a grace period, so the
@@ -467,69 +572,25 @@ static void rcu_free_drain_contig_range(struct kunit *test)
  */
 static void rcu_free_drain_contig_migrated(struct kunit *test)
 {
-	const unsigned int nr_folios = 16;
-	unsigned long start, i, ev0;
-	unsigned int in_block = 0;
-	struct page *in[16];
-	struct file *file;
-	struct folio *folio;
+	struct moved_file *mf;
+	unsigned long start, i;
 	struct page *block;
-	loff_t pos = 0;
-	u8 *data, *back;
-	bool held;
 	int ret;
 
 	rfk_require_contig(test);
-	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
-			     "contig");
-	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
-	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	KUNIT_ASSERT_NOT_NULL(test, back);
-	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
-		data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
-
+	mf = moved_file_create(test, "contig");
 	block = alloc_split_pageblock(test, GFP_HIGHUSER_MOVABLE);
 	start = page_to_pfn(block);
-	for (i = 0; i < nr_folios; i++)
+	moved_file_write(test, mf, block);
+	for (i = MOVED_FOLIOS; i < pageblock_nr_pages; i++)
 		__free_page(block + i);
-	ret = kernel_write(file, data, nr_folios * PAGE_SIZE, &pos);
-	for (i = nr_folios; i < pageblock_nr_pages; i++)
-		__free_page(block + i);
-	KUNIT_ASSERT_EQ(test, ret, nr_folios * PAGE_SIZE);
 
-	for (i = 0; i < nr_folios; i++) {
-		folio = filemap_lock_folio(file->f_mapping, i);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-		folio_set_rcu_free(folio);
-		if (folio_pfn(folio) - start < pageblock_nr_pages)
-			in[in_block++] = &folio->page;
-		folio_unlock(folio);
-		folio_put(folio);
-	}
-	if (!in_block)
-		kunit_skip(test, "machine: no folio of the file in the freed pageblock");
-	lru_add_drain_all();
-
-	ev0 = vm_event(test, "pgfree_rcu_drain");
-	held = rfk_hold(test, "the drain that freed the old copies");
-	/* Their last put is the migration's */
-	for (i = 0; i < in_block; i++)
-		rfk_watch(test, in[i]);
+	moved_file_flag(test, mf, start, start + pageblock_nr_pages);
 	ret = rfk_alloc_contig(start, start + pageblock_nr_pages);
 	rfk_check_freed(test, "alloc_contig_range()");
 	if (!ret)
 		rfk_free_contig(start, pageblock_nr_pages);
-	pos = 0;
-	KUNIT_ASSERT_EQ(test, kernel_read(file, back, nr_folios * PAGE_SIZE,
-					  &pos), nr_folios * PAGE_SIZE);
-
-	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
-			    "%u folios migrated, their old copies left waiting",
-			    in_block);
-	if (held)
-		KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
-	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
+	moved_file_check(test, mf, ret);
 }
 
 #ifdef CONFIG_MEMORY_HOTREMOVE
@@ -643,59 +704,22 @@ static struct memory_block *offlinable_block(struct kunit *test)
 static void rcu_free_drain_offline_migrated(struct kunit *test)
 {
 #ifdef CONFIG_MEMORY_HOTREMOVE
-	const unsigned int nr_folios = 16;
-	unsigned long start, i, ev0;
 	struct memory_block *mem;
-	unsigned int in_block = 0;
-	struct page *in[16];
-	struct folio *folio;
-	struct file *file;
-	loff_t pos = 0;
-	u8 *data, *back;
-	bool held;
+	struct moved_file *mf;
+	unsigned long start;
 	int ret;
 
 	rfk_require_contig(test);
-	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
-			     "offlined");
-	data = kunit_kmalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
-	back = kunit_kzalloc(test, nr_folios * PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	KUNIT_ASSERT_NOT_NULL(test, back);
-	for (i = 0; i < nr_folios * PAGE_SIZE; i++)
-		data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
-
+	mf = moved_file_create(test, "offlined");
 	mem = offlinable_block(test);
-	start = section_nr_to_pfn(mem->start_section_nr) + pageblock_nr_pages;
-	ret = rfk_alloc_contig(start, start + nr_folios);
+	start = section_nr_to_pfn(mem->start_section_nr);
+	ret = rfk_alloc_contig(start + pageblock_nr_pages,
+			       start + pageblock_nr_pages + MOVED_FOLIOS);
 	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
-	/* The file's folios come from this CPU's pcp lists: these pages */
-	migrate_disable();
-	for (i = 0; i < nr_folios; i++)
-		__free_page(pfn_to_page(start + i));
-	ret = kernel_write(file, data, nr_folios * PAGE_SIZE, &pos);
-	migrate_enable();
-	KUNIT_ASSERT_EQ(test, ret, nr_folios * PAGE_SIZE);
+	moved_file_write(test, mf, pfn_to_page(start + pageblock_nr_pages));
 
-	for (i = 0; i < nr_folios; i++) {
-		folio = filemap_lock_folio(file->f_mapping, i);
-		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-		folio_set_rcu_free(folio);
-		if (pfn_to_block_id(folio_pfn(folio)) ==
-		    memory_block_id(mem->start_section_nr))
-			in[in_block++] = &folio->page;
-		folio_unlock(folio);
-		folio_put(folio);
-	}
-	if (!in_block)
-		kunit_skip(test, "machine: no folio of the file in the block");
-	lru_add_drain_all();
-
-	ev0 = vm_event(test, "pgfree_rcu_drain");
-	held = rfk_hold(test, "the drain that freed the old copies");
-	/* Their last put is the migration's */
-	for (i = 0; i < in_block; i++)
-		rfk_watch(test, in[i]);
+	moved_file_flag(test, mf, start,
+			start + (memory_block_size_bytes() >> PAGE_SHIFT));
 	ret = offline_block(mem);
 	/*
 	 * Online again before a look at the old pages: the struct pages of
@@ -704,16 +728,7 @@ static void rcu_free_drain_offline_migrated(struct kunit *test)
 	 */
 	KUNIT_EXPECT_EQ_MSG(test, block_online(mem), 0, "online again");
 	rfk_check_freed(test, "memory offline");
-	pos = 0;
-	KUNIT_ASSERT_EQ(test, kernel_read(file, back, nr_folios * PAGE_SIZE,
-					  &pos), nr_folios * PAGE_SIZE);
-
-	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
-			    "%u folios migrated, their old copies left waiting",
-			    in_block);
-	if (held)
-		KUNIT_EXPECT_GE(test, vm_event(test, "pgfree_rcu_drain") - ev0, 1);
-	KUNIT_EXPECT_EQ(test, memcmp(data, back, nr_folios * PAGE_SIZE), 0);
+	moved_file_check(test, mf, ret);
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
 #endif
