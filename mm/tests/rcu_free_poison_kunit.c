@@ -114,6 +114,46 @@ static void unpoison_pfn(void *data)
 }
 
 /*
+ * The memory_failure() call of a case that runs it on a second CPU, and
+ * the pfn the case's action unpoisons once the case is over (0: none).
+ * Skips on one CPU.
+ */
+static struct mf_call *mf_call_setup(struct kunit *test,
+				     unsigned long **left_poisoned)
+{
+	struct mf_call *call;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: memory_failure() runs on one while the case holds the other");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	*left_poisoned = kunit_kzalloc(test, sizeof(**left_poisoned),
+				       GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, call);
+	KUNIT_ASSERT_NOT_NULL(test, *left_poisoned);
+	/* Runs after the exit, which lets what the case left waiting go */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
+							*left_poisoned), 0);
+	init_completion(&call->done);
+	return call;
+}
+
+/*
+ * The kthread of @call, bound to a CPU other than this one, not woken:
+ * called with migration disabled.
+ */
+static struct task_struct *mf_call_thread(struct mf_call *call)
+{
+	struct task_struct *task;
+
+	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	if (!IS_ERR(task))
+		kthread_bind(task, cpumask_any_but(cpu_online_mask,
+						   smp_processor_id()));
+	return task;
+}
+
+/*
  * Whether @task sleeps inside a wait for an RCU grace period: a frame of
  * synchronize_rcu*() or *wait_rcu_gp() on its stack.
  */
@@ -157,19 +197,9 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 	struct vfsmount *mnt;
 	struct file *file;
 	loff_t pos = 0;
-	int cpu;
 
 	require_memory_failure(test);
-	if (num_online_cpus() < 2)
-		kunit_skip(test,
-			   "machine: needs 2 CPUs: the reader spins while memory_failure() runs");
-	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
-	poisoned = kunit_kzalloc(test, sizeof(*poisoned), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, call);
-	KUNIT_ASSERT_NOT_NULL(test, poisoned);
-	/* Runs after the file is gone, which frees the poisoned page */
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
-							poisoned), 0);
+	call = mf_call_setup(test, &poisoned);
 	mnt = mm_test_mount(test, "tmpfs", "never");
 	file = rfk_case_file(test, mnt, "poisoned");
 	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
@@ -180,16 +210,13 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 	folio_unlock(folio);
 	folio_put(folio);
 	lru_add_drain_all();
-	init_completion(&call->done);
 
 	migrate_disable();
-	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
-	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	task = mf_call_thread(call);
 	if (IS_ERR(task)) {
 		migrate_enable();
 		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
 	}
-	kthread_bind(task, cpu);
 	/* Its stack is looked at until this thread has left the section */
 	get_task_struct(task);
 	*poisoned = call->pfn;
@@ -268,19 +295,10 @@ static void rcu_free_poison_queued_during_lookup(struct kunit *test)
 	struct folio *folio;
 	struct file *batch;
 	struct page *page;
-	int cpu, count;
+	int count;
 
 	require_memory_failure(test);
-	if (num_online_cpus() < 2)
-		kunit_skip(test,
-			   "machine: needs 2 CPUs: memory_failure() waits on one for the other");
-	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
-	left_poisoned = kunit_kzalloc(test, sizeof(*left_poisoned), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, call);
-	KUNIT_ASSERT_NOT_NULL(test, left_poisoned);
-	/* Runs after the exit has let a folio left queued go */
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, unpoison_pfn,
-							left_poisoned), 0);
+	call = mf_call_setup(test, &left_poisoned);
 	batch = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
 			      "lru_batch");
 	folio = folio_alloc(GFP_KERNEL, 2);
@@ -288,18 +306,15 @@ static void rcu_free_poison_queued_during_lookup(struct kunit *test)
 	folio_set_rcu_free(folio);
 	page = folio_page(folio, 1);
 	call->pfn = page_to_pfn(page);
-	init_completion(&call->done);
 	held = rfk_hold(test, "that memory_failure() freed the queued folio");
 
 	migrate_disable();
-	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
-	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
+	task = mf_call_thread(call);
 	if (IS_ERR(task)) {
 		migrate_enable();
 		folio_put(folio);
 		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
 	}
-	kthread_bind(task, cpu);
 	if (!lru_batch_pending(test, batch)) {
 		migrate_enable();
 		folio_put(folio);
