@@ -75,6 +75,9 @@ static int record_migrate_folio(struct address_space *mapping,
 	struct migrations *m = mapping->host->i_private;
 	int ret;
 
+	/* A file whose case is over: its record is gone */
+	if (!m)
+		return migrate_folio(mapping, dst, src, mode);
 	m->tried |= BIT(mode);
 	if (m->refuse_async && mode == MIGRATE_ASYNC)
 		return -EAGAIN;
@@ -120,6 +123,13 @@ static void dma_layout_release(void *data)
 	struct dma_layout *l = data;
 	int i;
 
+	/*
+	 * The file may outlive the case (its last fput can be deferred): it
+	 * must not record into freed memory, which the next case's record
+	 * may occupy, nor keep folios a later case's compaction migrates.
+	 */
+	l->file->f_mapping->host->i_private = NULL;
+	truncate_inode_pages(l->file->f_mapping, 0);
 	/* Unflagged: their free must not wait after the case is over */
 	for (i = 0; i < ARRAY_SIZE(l->pinned); i++) {
 		if (!l->pinned[i])
