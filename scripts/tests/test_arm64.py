@@ -145,17 +145,26 @@ class TestQemuConfig(unittest.TestCase):
 		return r.stdout.splitlines()
 
 	KUNIT_ARGS = ['-m', '1024', '-accel', 'kvm', '-accel', 'hvf', '-accel', 'tcg',
-		      '-append', 'a b', '-machine', 'virt']
+		      '-append', 'a b', '-machine', 'virt', '-cpu', 'max,pauth-impdef=on']
 
 	def test_wrapper_drops_kvm_and_makes_tcg_multithreaded(self):
 		self.assertEqual(self.wrapper(*self.KUNIT_ARGS),
 				 ['-m', '1024', '-accel', 'tcg,thread=multi', '-append', 'a b',
-				  '-machine', 'virt'])
+				  '-machine', 'virt', '-cpu', 'max,pauth-impdef=on'])
 
-	def test_wrapper_exact_mode_is_icount(self):
+	# exact mode: icount, and no randomness from the CPU (FEAT_RNG of "max")
+	# or the device tree, which made two boots differ by 0.009 %
+	def test_wrapper_exact_mode_is_icount_without_randomness(self):
 		self.assertEqual(self.wrapper(*self.KUNIT_ARGS, MMKUNIT_EXACT='1'),
 				 ['-m', '1024', '-accel', 'tcg,thread=single', '-icount',
-				  'shift=0,sleep=off', '-append', 'a b', '-machine', 'virt'])
+				  'shift=0,sleep=off', '-append', 'a b',
+				  '-machine', 'virt,dtb-randomness=off', '-cpu', 'neoverse-n1'])
+
+	# a CPU or machine other than max and virt is passed as it is
+	def test_wrapper_exact_mode_keeps_other_cpus(self):
+		self.assertEqual(self.wrapper('-machine', 'sbsa-ref', '-cpu', 'cortex-a57',
+					      MMKUNIT_EXACT='1'),
+				 ['-machine', 'sbsa-ref', '-cpu', 'cortex-a57'])
 
 
 class TestMakefile(unittest.TestCase):
