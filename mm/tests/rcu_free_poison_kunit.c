@@ -177,11 +177,28 @@ static bool in_gp_wait(struct task_struct *task)
 	return false;
 }
 
+/* The hot tmpfs folio of waits_for_readers, and its page that is poisoned */
+struct reader_case {
+	const char *name;
+	const char *huge;	/* the tmpfs mount's huge= */
+	unsigned int order;	/* of the folio the write must give */
+	pgoff_t page;		/* poisoned, within the folio */
+};
+
+static const struct reader_case reader_cases[] = {
+	{ "order-0 folio", "never", 0, 0 },
+	/* memory_failure() splits it: the new folio must keep PG_rcu_free */
+	{ "PMD-size folio, a tail page", "always", PMD_ORDER, 5 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(reader, reader_cases, name);
+
 /*
  * memory_failure() of a hot tmpfs folio in use: a reader that found it
  * before PG_hwpoison was set may still be copying from it without a
  * reference, so memory_failure() must not return (and let its caller act
- * on the page) while such a reader's section lasts.  The reader is this
+ * on the page) while such a reader's section lasts, also after it split a
+ * PMD-size folio to take one of its pages.  The reader is this
  * thread, spinning in rcu_read_lock() on its CPU while memory_failure()
  * runs on another.  Once PG_hwpoison is set it stays inside until
  * memory_failure() is seen asleep in a wait for a grace period (or, as a
@@ -189,26 +206,38 @@ static bool in_gp_wait(struct task_struct *task)
  */
 static void rcu_free_poison_waits_for_readers(struct kunit *test)
 {
+	const struct reader_case *c = test->param_value;
+	size_t size = PAGE_SIZE << c->order;
 	struct mf_call *call;
 	unsigned long *poisoned, deadline;
 	bool seen_poison, returned, waiting = false;
 	struct task_struct *task;
+	unsigned int order;
 	struct folio *folio;
 	struct vfsmount *mnt;
 	struct file *file;
 	loff_t pos = 0;
+	void *data;
 
 	require_memory_failure(test);
+	if (c->order && !IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		kunit_skip(test, "config: CONFIG_TRANSPARENT_HUGEPAGE is off");
 	call = mf_call_setup(test, &poisoned);
-	mnt = mm_test_mount(test, "tmpfs", "never");
+	mnt = mm_test_mount(test, "tmpfs", c->huge);
 	file = rfk_case_file(test, mnt, "poisoned");
-	KUNIT_ASSERT_EQ(test, kernel_write(file, "data", 4, &pos), 4);
+	data = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x5a, size);
+	KUNIT_ASSERT_EQ(test, kernel_write(file, data, size, &pos), (ssize_t)size);
 	folio = filemap_lock_folio(file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	order = folio_order(folio);
 	folio_set_rcu_free(folio);
-	call->pfn = folio_pfn(folio);
+	call->pfn = folio_pfn(folio) + c->page;
 	folio_unlock(folio);
 	folio_put(folio);
+	KUNIT_ASSERT_EQ_MSG(test, order, c->order,
+			    "the write did not give the folio the case needs");
 	lru_add_drain_all();
 
 	migrate_disable();
@@ -502,7 +531,7 @@ static void rcu_free_poison_offline_cached_then_unpoison(struct kunit *test)
 
 static struct kunit_case rcu_free_poison_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
-	KUNIT_CASE(rcu_free_poison_waits_for_readers),
+	KUNIT_CASE_PARAM(rcu_free_poison_waits_for_readers, reader_gen_params),
 	KUNIT_CASE(rcu_free_poison_queued_during_lookup),
 	KUNIT_CASE(rcu_free_poison_poisoned_page_of_queued_folio),
 	KUNIT_CASE(rcu_free_poison_offline_cached_then_unpoison),
