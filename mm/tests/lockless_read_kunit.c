@@ -444,6 +444,43 @@ static void lockless_read_clears_idle(struct kunit *test)
 }
 
 /*
+ * Patch 17: a read of a hot tmpfs file whose middle pages were swapped out
+ * copies without references up to the first swap entry, and no further;
+ * the slow path brings the swapped pages back, and every byte equals the
+ * file.  A read that starts at a swap entry copies nothing without one.
+ */
+static void lockless_read_shmem_swapped_out(struct kunit *test)
+{
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
+	struct mm_kunit_file *lf;
+	struct lr_stat s0, s1;
+	bool counted;
+
+	mm_kunit_need_swap(test);
+	lf = lr_hot_file(test, MM_KUNIT_TMPFS, 16 * PAGE_SIZE, 9);
+	mm_kunit_swap_out(test, lf, 4, 4);
+	counted = lr_watch(test, lf, "copies without references up to the swap entry");
+
+	lr_now(test, &s0);
+	mm_kunit_read_and_check(test, r, lf, MM_KUNIT_KVEC, 0, lf->size);
+	lr_now(test, &s1);
+	if (counted)
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 4 * PAGE_SIZE,
+				    "lockless bytes of a read from page 0, swap entries at 4-7");
+	KUNIT_EXPECT_EQ_MSG(test, mm_kunit_nr_swapped(lf, 0, 16), 0,
+			    "the read left pages swapped out");
+
+	mm_kunit_swap_out(test, lf, 4, 4);
+	lr_now(test, &s0);
+	mm_kunit_read_and_check(test, r, lf, MM_KUNIT_KVEC, 4 * PAGE_SIZE + 10,
+				2 * PAGE_SIZE);
+	lr_now(test, &s1);
+	if (counted)
+		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, 0,
+				    "lockless bytes of a read from a swap entry");
+}
+
+/*
  * Patches 12, 17: in a tmpfs file with hot folios, a fallocated folio is
  * never flagged however often it is read, reads as zeroes, and is never
  * copied without a reference; a hole reads as zeroes too.
@@ -786,6 +823,7 @@ static struct kunit_case lockless_read_cases[] = {
 			 prev_pos_gen_params),
 	KUNIT_CASE(lockless_read_clears_idle),
 	KUNIT_CASE(lockless_read_shmem_falloc_and_holes),
+	KUNIT_CASE(lockless_read_shmem_swapped_out),
 	KUNIT_CASE_PARAM(lockless_read_not_uptodate_never_flagged,
 			 not_uptodate_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_switch, switch_gen_params),

@@ -852,11 +852,13 @@ race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 	return race_each_folio(race, mm_kunit_reclaim_folio);
 }
 
-/* Swap-out of hot folios while they are read; needs a swap device */
+/*
+ * Swap-out of hot folios while they are read, to the guest's swap device or
+ * to a RAM disk switched on for the case
+ */
 static void lockless_read_race_swap_out(struct kunit *test)
 {
-	if (!total_swap_pages)
-		kunit_skip(test, "machine: no swap device in this guest (total_swap_pages is 0)");
+	mm_kunit_need_swap(test);
 	race_run(test, MM_KUNIT_TMPFS, "swap-outs", race_swap_out_step);
 }
 

@@ -8,16 +8,21 @@
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
 #include <linux/huge_mm.h>
+#include <linux/kdev_t.h>
+#include <linux/major.h>
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mmap_lock.h>
 #include <linux/module.h>
+#include <linux/namei.h>
 #include <linux/pagemap.h>
 #include <linux/ramfs.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/swap.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/uio.h>
@@ -235,6 +240,199 @@ bool mm_kunit_reclaim_folio(struct folio *folio)
 	return reclaim_pages(&list) > 0;
 }
 EXPORT_SYMBOL_GPL(mm_kunit_reclaim_folio);
+
+/* ---- a swap device ---------------------------------------------------- */
+
+/*
+ * The node of the first RAM disk, at the root of the rootfs (no /dev yet);
+ * kthreads resolve paths in an empty nullfs, so every path below is looked
+ * up with the fs_struct of init (scoped_with_init_fs())
+ */
+#define MM_KUNIT_SWAP_DEV	"/mmkunit-ram0"
+
+/*
+ * swapon() and swapoff() as a task calls them: the kernel has no other way
+ * to switch swap on, and the call takes its path from user memory.  Only on
+ * the architectures the suites are run on.
+ */
+#if defined(CONFIG_X86_64)
+asmlinkage long __x64_sys_swapon(const struct pt_regs *regs);
+asmlinkage long __x64_sys_swapoff(const struct pt_regs *regs);
+
+static long mm_kunit_swap_syscall(bool on, unsigned long path)
+{
+	struct pt_regs regs = { .di = path };
+
+	return on ? __x64_sys_swapon(&regs) : __x64_sys_swapoff(&regs);
+}
+#elif defined(CONFIG_ARM64)
+asmlinkage long __arm64_sys_swapon(const struct pt_regs *regs);
+asmlinkage long __arm64_sys_swapoff(const struct pt_regs *regs);
+
+static long mm_kunit_swap_syscall(bool on, unsigned long path)
+{
+	struct pt_regs regs = { .regs = { path } };
+
+	return on ? __arm64_sys_swapon(&regs) : __arm64_sys_swapoff(&regs);
+}
+#else
+static long mm_kunit_swap_syscall(bool on, unsigned long path)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/* swapon() (@on) or swapoff() of the RAM disk, from this kthread */
+static long mm_kunit_swap_call(bool on)
+{
+	unsigned long addr;
+	long ret;
+
+	ret = kunit_attach_mm();
+	if (ret)
+		return ret;
+	addr = vm_mmap(NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	if (IS_ERR_VALUE(addr))
+		return addr;
+	if (copy_to_user((void __user *)addr, MM_KUNIT_SWAP_DEV,
+			 sizeof(MM_KUNIT_SWAP_DEV)))
+		ret = -EFAULT;
+	else
+		scoped_with_init_fs()
+			ret = mm_kunit_swap_syscall(on, addr);
+	vm_munmap(addr, PAGE_SIZE);
+	return ret;
+}
+
+/* The block device node of the first RAM disk, unless it is there */
+static int mm_kunit_swap_node(void)
+{
+	struct dentry *dentry;
+	struct path path;
+	int err;
+
+	scoped_with_init_fs()
+		dentry = start_creating_path(AT_FDCWD, MM_KUNIT_SWAP_DEV, &path, 0);
+	if (IS_ERR(dentry))
+		return PTR_ERR(dentry) == -EEXIST ? 0 : PTR_ERR(dentry);
+	err = vfs_mknod(mnt_idmap(path.mnt), d_inode(path.dentry), dentry,
+			S_IFBLK | 0600, MKDEV(RAMDISK_MAJOR, 0), NULL);
+	end_creating_path(&path, dentry);
+	return err;
+}
+
+/* What mkswap writes: a version 1 header over the whole device */
+static int mm_kunit_swap_header(void)
+{
+	union swap_header *hdr;
+	loff_t pos = 0, size;
+	struct file *file;
+	ssize_t written;
+	int err;
+
+	scoped_with_init_fs()
+		file = filp_open(MM_KUNIT_SWAP_DEV, O_RDWR | O_LARGEFILE, 0);
+	if (IS_ERR(file))
+		return PTR_ERR(file);
+	size = i_size_read(file->f_mapping->host);
+	hdr = kzalloc_obj(*hdr, GFP_KERNEL);
+	if (!hdr) {
+		err = -ENOMEM;
+		goto out;
+	}
+	hdr->info.version = 1;
+	hdr->info.last_page = (size >> PAGE_SHIFT) - 1;
+	memcpy(hdr->magic.magic, "SWAPSPACE2", sizeof(hdr->magic.magic));
+	written = kernel_write(file, hdr, sizeof(*hdr), &pos);
+	if (written != sizeof(*hdr))
+		err = written < 0 ? written : -EIO;
+	else
+		err = vfs_fsync(file, 0);
+	kfree(hdr);
+out:
+	filp_close(file, NULL);
+	return err;
+}
+
+static void mm_kunit_swap_off(void *unused)
+{
+	long ret = mm_kunit_swap_call(false);
+
+	if (ret)
+		pr_warn("mm_kunit: swapoff %s: %ld\n", MM_KUNIT_SWAP_DEV, ret);
+	/*
+	 * A kthread's last fput() is deferred to a work item: until it ran,
+	 * the device stays claimed and the next case's swapon() is -EBUSY
+	 */
+	flush_delayed_fput();
+}
+
+void mm_kunit_need_swap(struct kunit *test)
+{
+	long ret;
+
+	if (total_swap_pages)
+		return;
+	if (!IS_ENABLED(CONFIG_BLK_DEV_RAM))
+		kunit_skip(test, "config: no swap, and no RAM disk for it (BLK_DEV_RAM)");
+	if (!IS_ENABLED(CONFIG_X86_64) && !IS_ENABLED(CONFIG_ARM64))
+		kunit_skip(test, "machine: no swap; swapon() here: x86_64, arm64 only");
+	ret = mm_kunit_swap_node();
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "mknod %s", MM_KUNIT_SWAP_DEV);
+	ret = mm_kunit_swap_header();
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "swap header on %s", MM_KUNIT_SWAP_DEV);
+	flush_delayed_fput();
+	ret = mm_kunit_swap_call(true);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "swapon %s", MM_KUNIT_SWAP_DEV);
+	mm_kunit_defer(test, mm_kunit_swap_off, NULL);
+	KUNIT_ASSERT_GT(test, total_swap_pages, 0);
+	kunit_info(test, "swap: %s, %ld pages\n", MM_KUNIT_SWAP_DEV,
+		   total_swap_pages);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_need_swap);
+
+pgoff_t mm_kunit_nr_swapped(struct mm_kunit_file *kf, pgoff_t first,
+			    pgoff_t nr)
+{
+	struct address_space *mapping = kf->file->f_mapping;
+	pgoff_t index, swapped = 0;
+
+	for (index = first; index < first + nr; index++)
+		if (xa_is_value(xa_load(&mapping->i_pages, index)))
+			swapped++;
+	return swapped;
+}
+EXPORT_SYMBOL_GPL(mm_kunit_nr_swapped);
+
+void mm_kunit_swap_out(struct kunit *test, struct mm_kunit_file *kf,
+		       pgoff_t first, pgoff_t nr)
+{
+	struct address_space *mapping = kf->file->f_mapping;
+	unsigned int pass;
+	pgoff_t index;
+
+	KUNIT_ASSERT_GT_MSG(test, total_swap_pages, 0, "no swap device");
+	/* A folio in a per-CPU batch is not on the LRU yet; a split one is */
+	for (pass = 0; pass < 4; pass++) {
+		if (mm_kunit_nr_swapped(kf, first, nr) == nr)
+			return;
+		lru_add_drain_all();
+		for (index = first; index < first + nr; index++) {
+			struct folio *folio;
+
+			if (xa_is_value(xa_load(&mapping->i_pages, index)))
+				continue;
+			folio = mm_kunit_isolate_folio(kf, index);
+			if (folio)
+				mm_kunit_reclaim_folio(folio);
+		}
+	}
+	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_nr_swapped(kf, first, nr), nr,
+			    "pages %lu-%lu: not all swapped out after %u reclaim passes",
+			    first, first + nr - 1, pass);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_swap_out);
 
 const struct mm_kunit_cut_mode mm_kunit_cut_modes[2] = {
 	{ "truncate-shrink-regrow", MM_KUNIT_CUT_SHRINK },

@@ -107,6 +107,24 @@ struct folio *mm_kunit_isolate_folio(struct mm_kunit_file *kf, pgoff_t index);
 bool mm_kunit_migrate_folio(struct folio *folio);
 /* reclaim_pages() of an isolated folio: whether it was reclaimed */
 bool mm_kunit_reclaim_folio(struct folio *folio);
+/*
+ * Give the guest a swap device for the rest of the case, if it has none:
+ * the first RAM disk (CONFIG_BLK_DEV_RAM) gets a swap header and is
+ * switched on with the swapon() system call, as a user would, and off
+ * again when the case ends.  Skips the case, with the reason, where that
+ * cannot be done (no RAM disk, an architecture without the call here).
+ */
+void mm_kunit_need_swap(struct kunit *test);
+/*
+ * Swap out pages [@first, @first + @nr) of a tmpfs file (swap must be on):
+ * reclaim each folio there until every slot of the range holds a swap
+ * entry, or fail the case.
+ */
+void mm_kunit_swap_out(struct kunit *test, struct mm_kunit_file *kf,
+		       pgoff_t first, pgoff_t nr);
+/* How many slots of [@first, @first + @nr) hold a swap entry */
+pgoff_t mm_kunit_nr_swapped(struct mm_kunit_file *kf, pgoff_t first,
+			    pgoff_t nr);
 
 /* How a test cuts off a file's tail from an offset on */
 enum mm_kunit_cut {

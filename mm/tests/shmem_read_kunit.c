@@ -601,6 +601,73 @@ static void shmem_read_waits_for_locked_folio(struct kunit *test)
 				     c->name);
 }
 
+/* ---- swapped-out pages ------------------------------------------------ */
+
+struct swapped_case {
+	const char *name;
+	const char *huge;
+	loff_t size;
+	pgoff_t hole, nr_hole;		/* left unwritten */
+	pgoff_t out[3][2];		/* swapped out: first page, pages */
+};
+
+static const struct swapped_case swapped_cases[] = {
+	{ "small folios, a hole before swapped pages, last page swapped",
+	  "never", 16 * SZ_PAGE + 100, 2, 2, { { 4, 4 }, { 9, 4 }, { 16, 1 } } },
+	{ "PMD folio swapped, small tail", "always",
+	  PMD_BYTES + 5 * SZ_PAGE + 100, 0, 0,
+	  { { 0, HPAGE_PMD_NR }, { HPAGE_PMD_NR + 5, 1 } } },
+};
+
+KUNIT_ARRAY_PARAM_DESC(swapped, swapped_cases, name);
+
+static pgoff_t swapped_out(struct kunit *test, const struct swapped_case *c,
+			   struct mm_kunit_file *sf)
+{
+	pgoff_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(c->out) && c->out[i][1]; i++) {
+		mm_kunit_swap_out(test, sf, c->out[i][0], c->out[i][1]);
+		n += c->out[i][1];
+	}
+	return n;
+}
+
+/*
+ * Reads of a file whose slots hold swap entries (after a hole, at the last
+ * page, a whole PMD folio) return the file's bytes and bring the pages back:
+ * neither the batch lookup nor the one-lookup path for a read's last page
+ * takes a swap entry for a folio or a hole.
+ */
+static void shmem_read_swapped_out_bytes(struct kunit *test)
+{
+	const struct swapped_case *c = test->param_value;
+	struct mm_kunit_reader *r = test->priv;
+	pgoff_t last = (c->size - 1) >> PAGE_SHIFT;
+	struct mm_kunit_file *sf;
+	pgoff_t nr_out;
+
+	mm_kunit_need_swap(test);
+	sf = mm_kunit_file_create(test, c->huge, c->size);
+	mm_kunit_file_write(test, sf, 0, c->hole * SZ_PAGE, 5);
+	mm_kunit_file_write(test, sf, (c->hole + c->nr_hole) * SZ_PAGE,
+			    c->size - (c->hole + c->nr_hole) * SZ_PAGE, 6);
+
+	/* The last page alone: the read's one lookup meets a swap entry */
+	nr_out = swapped_out(test, c, sf);
+	KUNIT_ASSERT_EQ(test, mm_kunit_nr_swapped(sf, last, 1), 1);
+	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, last * SZ_PAGE, SZ_PAGE);
+
+	/* The whole file, into a kernel and into a user buffer */
+	KUNIT_ASSERT_EQ(test, swapped_out(test, c, sf), nr_out);
+	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, 0, c->size);
+	KUNIT_EXPECT_EQ_MSG(test, mm_kunit_nr_swapped(sf, 0, last + 1), 0,
+			    "a read left pages swapped out");
+	swapped_out(test, c, sf);
+	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF, 0, c->size);
+}
+
 /* ---- zero fill -------------------------------------------------------- */
 
 /*
@@ -867,6 +934,7 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE_PARAM(shmem_read_waits_for_locked_folio, locked_gen_params),
 	KUNIT_CASE(shmem_read_zero_fill_fault_is_short),
 	KUNIT_CASE(shmem_read_sgp_noalloc_hole_enoent),
+	KUNIT_CASE_PARAM(shmem_read_swapped_out_bytes, swapped_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_batch_bounds, batch_bound_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_cut_during_copy_no_stale_bytes,
 			 cut_gen_params),
