@@ -271,7 +271,8 @@ asmlinkage long __arm64_sys_swapoff(const struct pt_regs *regs);
 
 static long mm_kunit_swap_syscall(bool on, unsigned long path)
 {
-	struct pt_regs regs = { .regs = { path } };
+	/* The wrappers take the first argument from orig_x0 */
+	struct pt_regs regs = { .orig_x0 = path, .regs = { path } };
 
 	return on ? __arm64_sys_swapon(&regs) : __arm64_sys_swapoff(&regs);
 }
@@ -357,14 +358,17 @@ out:
 
 static void mm_kunit_swap_off(void *unused)
 {
-	long ret = mm_kunit_swap_call(false);
+	long ret;
 
+	/*
+	 * The case's files first: a kthread's last fput() is deferred, and
+	 * swapoff() would swap their pages back in to files about to go
+	 */
+	flush_delayed_fput();
+	ret = mm_kunit_swap_call(false);
 	if (ret)
 		pr_warn("mm_kunit: swapoff %s: %ld\n", MM_KUNIT_SWAP_DEV, ret);
-	/*
-	 * A kthread's last fput() is deferred to a work item: until it ran,
-	 * the device stays claimed and the next case's swapon() is -EBUSY
-	 */
+	/* Until swapoff()'s own fput() ran, the next swapon() is -EBUSY */
 	flush_delayed_fput();
 }
 
@@ -374,7 +378,10 @@ void mm_kunit_need_swap(struct kunit *test)
 
 	if (total_swap_pages)
 		return;
-	if (!IS_ENABLED(CONFIG_BLK_DEV_RAM))
+	if (!IS_ENABLED(CONFIG_SWAP))
+		kunit_skip(test, "config: CONFIG_SWAP is off");
+	/* A module could not be loaded before userspace */
+	if (!IS_BUILTIN(CONFIG_BLK_DEV_RAM))
 		kunit_skip(test, "config: no swap, and no RAM disk for it (BLK_DEV_RAM)");
 	if (!IS_ENABLED(CONFIG_X86_64) && !IS_ENABLED(CONFIG_ARM64))
 		kunit_skip(test, "machine: no swap; swapon() here: x86_64, arm64 only");
