@@ -1205,9 +1205,13 @@ def cmd_mutate_merge(args) -> int:
 	for p in paths:
 		with open(p) as f:
 			try:
-				datas.append(json.load(f))
+				d = json.load(f)
 			except ValueError as e:
 				raise Error(f'mutate-merge: {p} is not JSON ({e})')
+		if not isinstance(d, dict) or d.get('command', 'mutate') != 'mutate' or \
+				'mutants' not in d:
+			raise Error(f'mutate-merge: {p} is not a shard of make mutate')
+		datas.append(d)
 	out = merge(datas)
 	stem = os.path.join(MUTATE_DIR, 'merged')
 	text = write_reports(out, stem)
