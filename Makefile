@@ -11,7 +11,9 @@
 #   make bench        the *_benchmark suites on VARIANT, in-boot comparisons
 #   make bench-compare A=before:shmem-batch B=series   two kernels alternately
 #   make bench-matrix the *_benchmark suites at each prefix of the series: the step each patch causes
+#   make bench-matrix-merge   one report from bench-matrix shards' JSON (SHARDS='a.json b.json')
 #   make series-check every prefix of patches/series: build, run, matrix
+#   make series-check-merge   one matrix from series-check shards' JSON (SHARDS='a.json b.json')
 #   make modules-run  the tristate suites as modules, loaded in the guest
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
@@ -30,6 +32,9 @@
 # TIMEOUT=<guest seconds>, JOBS=<n>, BOOTS=<n> (bench), REF='bench=... key=...'
 # (bench-compare: ratios to an in-boot reference), FROM=/TO= (series-check,
 # bench-matrix), STEPS=0,1,20,23 (bench-matrix: only these prefixes),
+# SHARD=i/N (mutate, series-check, bench-matrix: the i-th of N deterministic
+# slices, for N machines; the *-merge targets combine them; docs/mutate.rst
+# "Across machines: shards and merge"),
 # THRESHOLD=<%> (bench-matrix: mark larger steps, default 1),
 # SLOW=1 (run, run-debug: also the KUNIT_CASE_SLOW cases, e.g.
 # make run SLOW=1 SUITE=lockless_read_race), ONLY='cow,thp' (selftests: test
@@ -69,8 +74,8 @@ FROM    ?=
 TO      ?=
 
 .PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
-	bench bench-compare bench-matrix series-check modules-run \
-	install uninstall docs selftests selftests-compare mutate mutate-merge
+	bench bench-compare bench-matrix bench-matrix-merge series-check series-check-merge \
+	modules-run install uninstall docs selftests selftests-compare mutate mutate-merge
 
 all: run
 
@@ -122,10 +127,16 @@ bench-compare: deps
 	@$(MMKUNIT) bench-compare $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(REF),--ref='$(REF)') $(A) $(B)
 
 bench-matrix: deps
-	@$(MMKUNIT) bench-matrix $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO)) $(if $(STEPS),--steps=$(STEPS)) $(if $(THRESHOLD),--threshold=$(THRESHOLD))
+	@$(MMKUNIT) bench-matrix $(RUNOPTS) $(if $(BOOTS),--boots=$(BOOTS)) $(if $(SUITE),--filter_glob='$(SUITE)') $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO)) $(if $(STEPS),--steps=$(STEPS)) $(if $(THRESHOLD),--threshold=$(THRESHOLD)) $(if $(SHARD),--shard=$(SHARD))
+
+bench-matrix-merge:
+	@$(MMKUNIT) bench-matrix-merge $(SHARDS)
 
 series-check: deps
-	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO))
+	@$(MMKUNIT) series-check $(RUNOPTS) $(if $(FROM),--from=$(FROM)) $(if $(TO),--to=$(TO)) $(if $(SHARD),--shard=$(SHARD))
+
+series-check-merge:
+	@$(MMKUNIT) series-check-merge $(SHARDS)
 
 modules-run: deps
 	@$(MMKUNIT) modules-run $(RUNOPTS)

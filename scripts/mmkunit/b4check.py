@@ -174,7 +174,7 @@ def _runner(args):
 		lock.acquire(wait=True)
 		try:
 			ns = type('A', (), {'from_': k - 1, 'to': k, 'jobs': args.jobs,
-					    'timeout': args.timeout})()
+					    'timeout': args.timeout, 'shard': ''})()
 			cli.cmd_series_check(ns)
 		finally:
 			lock.release()

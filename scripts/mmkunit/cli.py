@@ -6,16 +6,18 @@ the exit codes 0 pass / 1 test failure / 2 infrastructure / 130
 interrupted."""
 
 import argparse
+import copy
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
-from . import arch, deps, judge, kernel, mutate, proc, report, stages, thread, tree
+from . import arch, deps, judge, kernel, mutate, proc, report, shard, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
 		     default_jobs, eprint, info, rel)
 from .lock import BuildLock
@@ -130,56 +132,132 @@ def cmd_judge(args) -> int:
 
 # ------------------------------------------------------------ series-check
 
+SERIES_CHECK_DIR = os.path.join(BUILD, 'series-check')
+
+
 def prefix_name(series: List[str], k: int) -> str:
 	"""Prefix @k of @series as series-check and bench-matrix name it: the
 	patch it ends with."""
 	return tree.patch_name(series[k - 1]) if k else 'pristine 7.3'
 
 
-def cmd_series_check(args) -> int:
-	"""Build and run every prefix of patches/series; the per-patch matrix."""
-	series = tree.series_patches()
-	lo = args.from_ if args.from_ is not None else 0
-	hi = args.to if args.to is not None else len(series)
-	if not 0 <= lo <= hi <= len(series):
-		raise Error(f'FROM={lo} TO={hi}: must be 0 <= FROM <= TO <= {len(series)}')
-	t0 = time.monotonic()
-	rows = []
-	for k in range(lo, hi + 1):
-		st = stages.run_variant(f'upto:{k}', jobs=args.jobs, timeout=args.timeout,
-					name='series-check')
-		row = {'k': k, 'patch': prefix_name(series, k),
-		       'built': not st.error, 'notes': judge.notes(st.cases) if not st.error
-		       else [st.error],
-		       'results': {c['name']: c['status'] for c in st.cases
-				   if not c['name'].startswith('guest.') and c['status'] != 'NOT RUN'},
-		       'guest': [c['reason'] for c in st.cases if c['name'].startswith('guest.')]}
-		if k and not st.error:
-			found, excused = stages.checkpatch_findings(
-				tree.TREE, tree.patch_file(series[k - 1]))
-			row['checkpatch'] = '!!' if found else 'ok'
-			if excused:
-				info(f'checkpatch: patch {k}: excused {excused} finding(s): '
-				     f'{stages.TRACE_EVENT_WHY} (docs/architecture.rst)')
-		rows.append(row)
+def series_check_prefixes(n: int, lo: Optional[int], hi: Optional[int]) -> List[int]:
+	"""FROM..TO of series-check (default 0..@n)."""
+	lo = lo if lo is not None else 0
+	hi = hi if hi is not None else n
+	if not 0 <= lo <= hi <= n:
+		raise Error(f'FROM={lo} TO={hi}: must be 0 <= FROM <= TO <= {n}')
+	return list(range(lo, hi + 1))
+
+
+def series_check_row(series: List[str], k: int, jobs: int, timeout: int) -> dict:
+	"""Build and run prefix @k; its row of the matrix."""
+	st = stages.run_variant(f'upto:{k}', jobs=jobs, timeout=timeout, name='series-check')
+	row = {'k': k, 'patch': prefix_name(series, k),
+	       'built': not st.error, 'notes': judge.notes(st.cases) if not st.error
+	       else [st.error],
+	       'results': {c['name']: c['status'] for c in st.cases
+			   if not c['name'].startswith('guest.') and c['status'] != 'NOT RUN'},
+	       'guest': [c['reason'] for c in st.cases if c['name'].startswith('guest.')]}
+	if k and not st.error:
+		found, excused = stages.checkpatch_findings(
+			tree.TREE, tree.patch_file(series[k - 1]))
+		row['checkpatch'] = '!!' if found else 'ok'
+		if excused:
+			info(f'checkpatch: patch {k}: excused {excused} finding(s): '
+			     f'{stages.TRACE_EVENT_WHY} (docs/architecture.rst)')
+	return row
+
+
+def matrix_text(rows: List[dict], missing: Optional[Dict[str, List[int]]] = None
+		) -> Tuple[str, dict]:
+	"""The matrix of @rows (analysed: report.analyse_matrix()) and its
+	analysis; @missing: the shards a merge lacks, and their prefixes."""
 	an = report.analyse_matrix(rows)
-	out = os.path.join(BUILD, 'series-check')
-	os.makedirs(out, exist_ok=True)
 	text = report.format_matrix(rows, an)
 	for r in rows:
 		for g in r['guest']:
 			text += f'\nGUEST: prefix {r["k"]}: {g}'
-	elapsed = time.monotonic() - t0
-	with open(os.path.join(out, 'matrix.txt'), 'w') as f:
-		f.write(text + '\n')
-	with open(os.path.join(out, 'matrix.json'), 'w') as f:
-		json.dump({'rows': rows, 'elapsed_s': round(elapsed), **an}, f, indent=1)
-	print(text)
-	info(f'series-check: prefixes {lo}..{hi} in {elapsed / 60:.1f} min; '
-	     f'{rel(out)}/matrix.txt and matrix.json')
+	for s, ks in (missing or {}).items():
+		text += f'\nMISSING: shard {s}: prefixes {shard.spans(ks) or "none"} not run'
+	return text, an
+
+
+def matrix_exit(rows: List[dict], an: dict) -> int:
 	bad = len(an['regressions']) + len(an['not_built']) + sum(
 		1 for r in rows if r.get('checkpatch') == '!!') + sum(len(r['guest']) for r in rows)
 	return 1 if bad else 0
+
+
+def write_matrix(rows: List[dict], an: dict, text: str, data: dict) -> None:
+	"""build/series-check/matrix.txt, matrix.json (@data, the rows and
+	the analysis) and matrix-junit.xml."""
+	os.makedirs(SERIES_CHECK_DIR, exist_ok=True)
+	stem = os.path.join(SERIES_CHECK_DIR, 'matrix')
+	with open(stem + '.txt', 'w') as f:
+		f.write(text + '\n')
+	with open(stem + '.json', 'w') as f:
+		json.dump(dict({'rows': rows}, **data, **an), f, indent=1)
+	with open(stem + '-junit.xml', 'w') as f:
+		f.write(report.matrix_junit(rows, an))
+
+
+def cmd_series_check(args) -> int:
+	"""Build and run every prefix of patches/series (or shard i/N's slice
+	of them); the per-patch matrix."""
+	series = tree.series_patches()
+	ks = series_check_prefixes(len(series), args.from_, args.to)
+	part = shard.parse(args.shard) if args.shard else None
+	mine = shard.block(ks, *part) if part else ks
+	if part:
+		run = shard.run_identity('series-check', series, prefixes=[ks[0], ks[-1]],
+					 hooks=tree.hooks_env())
+		info(f'series-check: shard {part[0]}/{part[1]}: prefixes '
+		     f'{shard.spans(mine) or "none"} of {ks[0]}..{ks[-1]}')
+	t0 = time.monotonic()
+	rows = [series_check_row(series, k, args.jobs, args.timeout) for k in mine]
+	elapsed = time.monotonic() - t0
+	if not part:
+		text, an = matrix_text(rows)
+		write_matrix(rows, an, text, {'elapsed_s': round(elapsed)})
+		print(text)
+		info(f'series-check: prefixes {ks[0]}..{ks[-1]} in {elapsed / 60:.1f} min; '
+		     f'{rel(SERIES_CHECK_DIR)}/matrix.txt, matrix.json and matrix-junit.xml')
+		return matrix_exit(rows, an)
+	stem = os.path.join(SERIES_CHECK_DIR, shard.name(*part))
+	shard.write(stem + '.json', dict(shard.record(run, *part), elapsed_s=round(elapsed),
+					 rows=copy.deepcopy(rows)))
+	text, an = matrix_text(rows)
+	with open(stem + '.txt', 'w') as f:
+		f.write(text + '\n')
+	print(text)
+	info(f'series-check: shard {part[0]}/{part[1]}: {len(rows)} prefix(es) in '
+	     f'{elapsed / 60:.1f} min; {rel(stem)}.json and .txt; make series-check-merge '
+	     'makes the matrix of all shards')
+	return matrix_exit(rows, an)
+
+
+def cmd_series_check_merge(args) -> int:
+	"""The matrix of the shards of one series-check run, as that run
+	unsharded writes it."""
+	shards = shard.load(args.files, SERIES_CHECK_DIR, 'series-check')
+	missing = shard.check(shards, 'series-check', lambda d: [r['k'] for r in d['rows']])
+	run, n = shards[0][1]['run'], shards[0][1]['shard_count']
+	ks = list(range(run['prefixes'][0], run['prefixes'][1] + 1))
+	gone = {f'{s}/{n}': shard.block(ks, s, n) for s in missing}
+	rows = sorted((r for _, d in shards for r in d['rows']), key=lambda r: r['k'])
+	text, an = matrix_text(rows, gone)
+	data = {'elapsed_s': sum(d['elapsed_s'] for _, d in shards)}
+	if gone:
+		data['missing_shards'] = gone
+	write_matrix(rows, an, text, data)
+	print(text)
+	if gone:
+		info(f'series-check-merge: shard(s) {", ".join(gone)} missing: prefixes '
+		     f'{shard.spans([k for v in gone.values() for k in v])} not in the matrix')
+	info(f'series-check-merge: {len(shards)} shard file(s) -> {rel(SERIES_CHECK_DIR)}/'
+	     'matrix.txt, matrix.json and matrix-junit.xml')
+	return 1 if gone else matrix_exit(rows, an)
 
 
 # ------------------------------------------------------------ modules-run
@@ -341,18 +419,34 @@ def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
 	return dest
 
 
+def kunit_dir() -> str:
+	"""kunit_tool's directory for benchreport's parser: build/tree's,
+	else MMKUNIT_KUNIT_DIR's (a merge on a machine without a tree)."""
+	own = os.path.join(tree.TREE, 'tools/testing/kunit')
+	if os.path.isfile(os.path.join(own, 'kunit_parser.py')):
+		return own
+	return os.environ.get('MMKUNIT_KUNIT_DIR') or own
+
+
 def bench_report(args: List[str], out_dir: str) -> int:
-	env = dict(os.environ, MMKUNIT_KUNIT_DIR=os.path.join(tree.TREE, 'tools/testing/kunit'))
+	"""benchreport.py run in @out_dir (logs named relative to it stay so
+	in report.json); the report printed and in report.txt."""
+	env = dict(os.environ, MMKUNIT_KUNIT_DIR=kunit_dir())
 	cmd = [sys.executable, BENCHREPORT] + args + [
 		'--json', os.path.join(out_dir, 'report.json'), '--plots', out_dir]
-	rc = subprocess.run(cmd, env=env).returncode
-	info(f'bench: logs, report.json and plots in {rel(out_dir)}')
-	return rc
+	r = subprocess.run(cmd, env=env, cwd=out_dir, stdout=subprocess.PIPE, text=True)
+	sys.stdout.write(r.stdout)
+	sys.stdout.flush()
+	with open(os.path.join(out_dir, 'report.txt'), 'w') as f:
+		f.write(r.stdout)
+	info(f'bench: logs, report.txt, report.json and plots in {rel(out_dir)}')
+	return r.returncode
 
 
-def bench_dir(label: str) -> str:
+def bench_dir(label: str, sfx: Optional[str] = None) -> str:
+	"""build/bench/<time>-<label><arch suffix>; @sfx: another suffix."""
 	d = os.path.join(BUILD, 'bench', time.strftime('%Y%m%d-%H%M%S') + '-' +
-			 label.replace(':', '-') + arch.current().suffix)
+			 label.replace(':', '-') + (arch.current().suffix if sfx is None else sfx))
 	os.makedirs(d, exist_ok=True)
 	return d
 
@@ -404,34 +498,155 @@ def matrix_prefixes(n: int, lo: Optional[int], hi: Optional[int], steps: str) ->
 	return ks
 
 
+def first_line(cmd: List[str]) -> str:
+	"""The first line of @cmd's output ('' when it cannot run)."""
+	try:
+		r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+	except (OSError, subprocess.TimeoutExpired):
+		return ''
+	return r.stdout.strip().splitlines()[0].strip() if r.returncode == 0 and r.stdout.strip() \
+		else ''
+
+
+def cpu_model(cpuinfo: str = '/proc/cpuinfo') -> str:
+	try:
+		with open(cpuinfo) as f:
+			for line in f:
+				if line.startswith('model name'):
+					return line.split(':', 1)[1].strip()
+	except OSError:
+		pass
+	return ''
+
+
+def bench_env(mode: Dict[str, str]) -> Dict[str, str]:
+	"""What a bench-matrix shard records of its machine, all of which must
+	agree for its steps to compare with another shard's: @mode (arch,
+	accelerator, exact mode), the QEMU and compiler versions (instruction
+	counts depend on both), and under wall time the host CPU."""
+	a = arch.current()
+	env = dict(mode, qemu=first_line([a.qemu, '--version']),
+		   compiler=first_line([a.cross_compile + 'gcc', '--version']))
+	if mode['exact'] != 'yes':
+		env['cpu'] = cpu_model()
+	return env
+
+
+BENCH_MATRIX_DIR = os.path.join(BUILD, 'bench-matrix')
+LOG_RE = re.compile(r'^upto-\d+-boot\d+\.log$')
+
+
+def matrix_boots(k: int, out: str, args, mode: Dict[str, str]) -> List[str]:
+	"""Prefix @k's boots: their logs' names in @out; [] when the prefix
+	could not be measured."""
+	logs: List[str] = []
+	for i in range(args.boots):
+		try:
+			logs.append(os.path.basename(bench_boot(
+				f'upto:{k}', out, f'upto-{k}-boot{i + 1}', i == 0, args.jobs,
+				args.timeout, args.filter_glob, mode, build_name='bench-matrix')))
+		except Error as e:
+			info(f'bench-matrix: prefix {k} not measured: {e}')
+			return []
+	return logs
+
+
+def matrix_report(prefixes: List[Tuple[int, str, List[str]]], threshold: float,
+		  out: str) -> int:
+	"""benchreport's matrix of (k, patch, logs in @out) per prefix."""
+	report_args = ['matrix', '--threshold', str(threshold)]
+	for k, patch, logs in prefixes:
+		report_args += ['--prefix', str(k), patch, ','.join(logs) or '-']
+	return bench_report(report_args, out)
+
+
 def cmd_bench_matrix(args) -> int:
-	"""The benchmark suites at each prefix of the series, in one build
-	directory (each step recompiles what the next patch touched): every
-	configuration's median and the step each patch causes."""
+	"""The benchmark suites at each prefix of the series (or shard i/N's
+	slice of them), in one build directory (each step recompiles what the
+	next patch touched): every configuration's median and the step each
+	patch causes."""
 	series = tree.series_patches()
 	ks = matrix_prefixes(len(series), args.from_, args.to, args.steps)
-	out = bench_dir(f'matrix-{ks[0]}-{ks[-1]}')
+	part = shard.parse(args.shard) if args.shard else None
+	mine = shard.block(ks, *part) if part else ks
+	if part:
+		run = shard.run_identity('bench-matrix', series, prefixes=ks,
+					 suite=args.filter_glob or BENCH_GLOB, boots=args.boots,
+					 threshold=args.threshold)
+	out = bench_dir(f'matrix-{ks[0]}-{ks[-1]}' + (f'-{shard.name(*part)}' if part else ''))
 	mode = bench_mode()
 	if mode['exact'] != 'yes' and args.boots < 3:
 		info('bench-matrix: not exact mode, where one boot moves by up to ±20 %: '
 		     'steps of a few percent are noise; give BOOTS=3 or more')
-	report_args = ['matrix', '--threshold', str(args.threshold)]
-	missing = 0
-	for k in ks:
-		logs: List[str] = []
-		for i in range(args.boots):
-			try:
-				logs.append(bench_boot(f'upto:{k}', out, f'upto-{k}-boot{i + 1}', i == 0,
-						       args.jobs, args.timeout, args.filter_glob, mode,
-						       build_name='bench-matrix'))
-			except Error as e:
-				info(f'bench-matrix: prefix {k} not measured: {e}')
-				logs = []
-				missing += 1
-				break
-		report_args += ['--prefix', str(k), prefix_name(series, k), ','.join(logs) or '-']
-	rc = bench_report(report_args, out)
+	if part:
+		info(f'bench-matrix: shard {part[0]}/{part[1]}: prefixes '
+		     f'{shard.spans(mine) or "none"} of {shard.spans(ks)}')
+	t0 = time.monotonic()
+	prefixes = [(k, prefix_name(series, k), matrix_boots(k, out, args, mode)) for k in mine]
+	missing = sum(1 for p in prefixes if not p[2])
+	if part:
+		path = os.path.join(BENCH_MATRIX_DIR, shard.name(*part) + '.json')
+		shard.write(path, dict(shard.record(run, *part), env=bench_env(mode),
+				       elapsed_s=round(time.monotonic() - t0), prefixes=[
+					       {'k': k, 'patch': patch, 'logs': [
+						       {'name': n, 'text': read_text(os.path.join(out, n))}
+						       for n in logs]} for k, patch, logs in prefixes]))
+		info(f'bench-matrix: shard {part[0]}/{part[1]}: {rel(path)} (logs included); '
+		     'make bench-matrix-merge makes the report of all shards')
+	rc = matrix_report(prefixes, args.threshold, out) if prefixes else 0
 	return max(rc, 1) if missing else rc
+
+
+def read_text(path: str) -> str:
+	with open(path, errors='replace') as f:
+		return f.read()
+
+
+def check_bench_envs(shards: List[Tuple[str, dict]]) -> None:
+	"""Refuse shards measured in different environments: a step across two
+	of them would compare the machines, not the patches."""
+	p0, d0 = shards[0]
+	for p, d in shards[1:]:
+		diff = shard.differences(d0['env'], d['env'])
+		if diff:
+			raise Error(f'bench-matrix-merge: {rel(p0)} and {rel(p)} were measured in '
+				    'different environments (' + '; '.join(
+					    f'{k}: {d0["env"].get(k) or "-"} vs {d["env"].get(k) or "-"}'
+					    for k in diff) + '): steps between them would compare the '
+				    'machines, not the patches')
+
+
+def cmd_bench_matrix_merge(args) -> int:
+	"""The report of the shards of one bench-matrix run, as that run
+	unsharded prints and writes it."""
+	shards = shard.load(args.files, BENCH_MATRIX_DIR, 'bench-matrix')
+	missing = shard.check(shards, 'bench-matrix', lambda d: [p['k'] for p in d['prefixes']])
+	check_bench_envs(shards)
+	run, n = shards[0][1]['run'], shards[0][1]['shard_count']
+	ks = run['prefixes']
+	out = bench_dir(f'matrix-{ks[0]}-{ks[-1]}-merged', arch.lookup(run['arch']).suffix)
+	got = {p['k']: p for _, d in shards for p in d['prefixes']}
+	names = [p[0] for p in run['patches']]
+	prefixes = []
+	for k in ks:
+		logs = []
+		for log in got.get(k, {}).get('logs', []):
+			if not LOG_RE.match(log['name']):
+				raise Error(f'bench-matrix-merge: prefix {k}: log name {log["name"]!r} '
+					    'is not one of make bench-matrix')
+			with open(os.path.join(out, log['name']), 'w') as f:
+				f.write(log['text'])
+			logs.append(log['name'])
+		prefixes.append((k, names[k - 1] if k else 'pristine 7.3', logs))
+	rc = matrix_report(prefixes, run['threshold'], out)
+	gone = {f'{s}/{n}': shard.block(ks, s, n) for s in missing}
+	if gone:
+		info(f'bench-matrix-merge: shard(s) {", ".join(gone)} missing: prefixes '
+		     f'{shard.spans([k for v in gone.values() for k in v])} not measured')
+	env = shards[0][1]['env']
+	info(f'bench-matrix-merge: {len(shards)} shard file(s) -> {rel(out)}; measured with '
+	     f'{env.get("qemu") or "QEMU of unknown version"}, {env.get("compiler") or "?"}')
+	return max(rc, 1) if any(not p[2] for p in prefixes) else rc
 
 
 # ------------------------------------------------------------ main
@@ -493,6 +708,11 @@ def main(argv: List[str]) -> int:
 	bm.add_argument('--threshold', type=float, default=1.0,
 			help='mark steps larger than this, in %% (default 1.0)')
 	bm.set_defaults(fn=cmd_bench_matrix)
+	bmm = sub.add_parser('bench-matrix-merge', help='one report from the JSON of bench-matrix '
+			     'shards')
+	bmm.add_argument('files', nargs='*', help='shard JSON files (default: '
+			 'build/bench-matrix/shard-*.json)')
+	bmm.set_defaults(fn=cmd_bench_matrix_merge)
 	j = sub.add_parser('judge', help='judge the guest log of a kernel built and booted '
 			   'elsewhere (summary.json and junit.xml next to it)')
 	j.add_argument('log', help='the raw guest console (kunit.py\'s test.log)')
@@ -511,6 +731,11 @@ def main(argv: List[str]) -> int:
 	m.add_argument('--from', dest='from_', type=int, default=None)
 	m.add_argument('--to', type=int, default=None)
 	m.set_defaults(fn=cmd_series_check)
+	sm = sub.add_parser('series-check-merge', help='one matrix from the JSON of series-check '
+			    'shards')
+	sm.add_argument('files', nargs='*', help='shard JSON files (default: '
+			'build/series-check/shard-*.json)')
+	sm.set_defaults(fn=cmd_series_check_merge)
 	mr = sub.add_parser('modules-run', help='the tristate suites as modules in the guest')
 	mr.set_defaults(fn=cmd_modules_run)
 	# docs/kernel-ci.rst: b4's per-patch check, KCIDB validation
@@ -551,6 +776,9 @@ def main(argv: List[str]) -> int:
 	for p in (b, c, bm):
 		p.add_argument('--filter_glob', default='',
 			       help=f'kunit.py filter glob (default {BENCH_GLOB})')
+	for p in (bm, m):
+		p.add_argument('--shard', default='', help='i/N: run the i-th of N deterministic '
+			       'slices of the prefixes (contiguous blocks)')
 	for p in (b, c, bm, m, mr):
 		p.add_argument('--jobs', type=int, default=0)
 		p.add_argument('--timeout', type=int, default=0,

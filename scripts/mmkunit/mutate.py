@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from . import judge, kernel, proc, stages, tree
+from . import judge, kernel, proc, shard, stages, tree
 from .common import (BUILD, GIT_ID, REPO, Error, default_jobs, env_number, info, rel, sh)
 
 MUTATE_DIR = os.path.join(BUILD, 'mutate')
@@ -671,10 +671,7 @@ def run_order(mutants: List[Mutant], seed: str) -> List[Mutant]:
 
 
 def parse_shard(spec: str) -> Tuple[int, int]:
-	m = re.match(r'^(\d+)/(\d+)$', spec.strip())
-	if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
-		raise Error(f'SHARD={spec}: give i/N with 1 <= i <= N (e.g. SHARD=2/4)')
-	return int(m.group(1)), int(m.group(2))
+	return shard.parse(spec)
 
 
 def shard_of(mutants: List[Mutant], i: int, n: int) -> List[Mutant]:
@@ -1208,9 +1205,13 @@ def cmd_mutate_merge(args) -> int:
 	for p in paths:
 		with open(p) as f:
 			try:
-				datas.append(json.load(f))
+				d = json.load(f)
 			except ValueError as e:
 				raise Error(f'mutate-merge: {p} is not JSON ({e})')
+		if not isinstance(d, dict) or d.get('command', 'mutate') != 'mutate' or \
+				'mutants' not in d:
+			raise Error(f'mutate-merge: {p} is not a shard of make mutate')
+		datas.append(d)
 	out = merge(datas)
 	stem = os.path.join(MUTATE_DIR, 'merged')
 	text = write_reports(out, stem)

@@ -283,3 +283,39 @@ def format_matrix(rows: List[dict], an: dict) -> str:
 		lines.append(f'NOT BUILT: prefix {k}')
 	return '\n'.join(lines)
 
+
+
+def matrix_problems(r: dict, an: dict) -> List[str]:
+	"""What makes prefix @r fail series-check: not built, checkpatch, a
+	splat or a stop, a case that passed at the previous built prefix."""
+	notes = '; '.join(r.get('notes') or [])
+	out = [] if r['built'] else ['not built' + (f': {notes}' if notes else '')]
+	if r.get('checkpatch') == '!!':
+		out.append('checkpatch --strict found something')
+	out += [f'guest: {g}' for g in r.get('guest', [])]
+	out += [f'regression: {g["case"]}: PASS at {g["from"]}, {g["status"]} at {g["to"]}'
+		for g in an['regressions'] if g['to'] == r['k']]
+	return out
+
+
+def matrix_junit(rows: List[dict], an: dict) -> str:
+	"""JUnit XML of the per-patch matrix: one testcase per prefix, failed
+	for what makes series-check fail there, its cells' counts as output."""
+	root = ET.Element('testsuites', name='mm-kunit series-check')
+	bad = {r['k']: matrix_problems(r, an) for r in rows}
+	ts = ET.SubElement(root, 'testsuite', name='series-check', tests=str(len(rows)),
+			   failures=str(sum(1 for p in bad.values() if p)))
+	for r in rows:
+		tc = ET.SubElement(ts, 'testcase', classname='series-check',
+				   name=f'prefix {r["k"]}: {r["patch"]}', time='0')
+		if bad[r['k']]:
+			ET.SubElement(tc, 'failure', message=bad[r['k']][0],
+				      type='series-check').text = '\n'.join(bad[r['k']])
+		cells: Dict[str, int] = {}
+		for c in an['cases']:
+			st = r['results'].get(c, 'NOT RUN')
+			cells[st] = cells.get(st, 0) + 1
+		ET.SubElement(tc, 'system-out').text = ', '.join(
+			f'{n} {st}' for st, n in sorted(cells.items())) if r['built'] else 'not built'
+	ET.indent(root)
+	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'

@@ -498,6 +498,12 @@ class MutateRun(RunCase):
 		r = self.fr.run('mutate-merge', p, p)
 		self.assertEqual(r.returncode, 2)
 		self.assertIn('given twice', r.stderr)
+		other = os.path.join(self.fr.top, 'series-check-shard.json')
+		with open(other, 'w') as f:
+			json.dump({'command': 'series-check', 'fingerprint': 'x', 'rows': []}, f)
+		r = self.fr.run('mutate-merge', p, other)
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('not a shard of make mutate', r.stderr)
 		self.mutate('--shard=2/2', '--seed=7')
 		r = self.fr.run('mutate-merge')
 		self.assertEqual(r.returncode, 2)
