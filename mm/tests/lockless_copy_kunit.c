@@ -572,21 +572,27 @@ static void lockless_copy_hwpoison_page_not_read(struct kunit *test)
  * section between its read of i_size and its slot re-check (the hook
  * filemap_read_rcu_window(), a KUnit static stub), while a kthread on
  * another CPU splits the folio to order 0 and punches the pages behind the
- * first, or truncates the file to its first page.  The re-check is of the
- * slot of the last page to copy: it must see that the folio no longer
- * covers it, and leave the read to the slow path.
+ * first, or truncates the file to its first page or two.  The re-check is
+ * of the slot of the last page to copy: it must see that the folio no
+ * longer covers it, and leave the read to the slow path.
  */
 struct window_step {
 	const char *name;
 	bool pmd;		/* a PMD folio, else an order-2 one */
-	bool truncate;		/* truncate to one page, else punch 1.. */
+	pgoff_t keep;		/* truncate to @keep pages; 0: punch 1.. */
 };
 
+/*
+ * Truncated to one page, the tree shrinks to its root entry and the
+ * reader's node holds a retry entry where the folio was; truncated to two,
+ * the node stays and its slot 0 still holds the folio, now of order 0.
+ */
 static const struct window_step window_steps[] = {
-	{ "PMD folio split, pages 1-15 punched", true, false },
-	{ "PMD folio split, file truncated to one page", true, true },
-	{ "order-2 folio split, pages 1-3 punched", false, false },
-	{ "order-2 folio split, file truncated to one page", false, true },
+	{ "PMD folio split, pages 1-15 punched", true, 0 },
+	{ "PMD folio split, file truncated to one page", true, 1 },
+	{ "order-2 folio split, pages 1-3 punched", false, 0 },
+	{ "order-2 folio split, file truncated to one page", false, 1 },
+	{ "order-2 folio split, file truncated to two pages", false, 2 },
 };
 
 KUNIT_ARRAY_PARAM_DESC(window_step, window_steps, name);
@@ -630,8 +636,9 @@ static int window_step_fn(void *arg)
 		w->split_err = mm_kunit_split_folio(w->lf, 0, w->folio);
 	} while (w->split_err == -EAGAIN &&
 		 w->split_tries < WINDOW_SPLIT_TRIES);
-	if (!w->split_err && w->step->truncate)
-		w->step_err = vfs_truncate(&w->lf->file->f_path, PAGE_SIZE);
+	if (!w->split_err && w->step->keep)
+		w->step_err = vfs_truncate(&w->lf->file->f_path,
+					   w->step->keep * PAGE_SIZE);
 	else if (!w->split_err)
 		w->step_err = vfs_fallocate(w->lf->file, FALLOC_FL_PUNCH_HOLE |
 					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE, len);
@@ -751,7 +758,7 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 	len = w->nr * PAGE_SIZE;
 	want = kunit_kzalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, want);
-	memcpy(want, w->lf->want, PAGE_SIZE);
+	memcpy(want, w->lf->want, (step->keep ?: 1) * PAGE_SIZE);
 	r = mm_kunit_reader_create(test);
 	/* No LRU batch holds a reference that would fail the split */
 	lru_add_drain_all();
@@ -784,13 +791,13 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 			    "%s: split in the window failed after %d tries",
 			    step->name, w->split_tries);
 	KUNIT_ASSERT_EQ_MSG(test, w->step_err, 0, "%s: %s in the window failed",
-			    step->name, step->truncate ? "truncate" : "punch");
+			    step->name, step->keep ? "truncate" : "punch");
 	KUNIT_EXPECT_EQ_MSG(test, w->index, 0UL, "%s: stopped at another page",
 			    step->name);
 	KUNIT_EXPECT_EQ_MSG(test, w->end, w->nr,
 			    "%s: the reader was not to copy all %lu pages",
 			    step->name, w->nr);
-	got_len = step->truncate ? PAGE_SIZE : len;
+	got_len = step->keep ? step->keep * PAGE_SIZE : len;
 	KUNIT_ASSERT_EQ_MSG(test, ret, (ssize_t)got_len,
 			    "%s: the read returned another length", step->name);
 	mm_kunit_check_bytes(test, r->kbuf, want, 0, got_len, step->name);
