@@ -653,6 +653,12 @@ static int window_step_fn(void *arg)
 	return 0;
 }
 
+/* Every other read skips the window again, however the case ends */
+static void window_key_off(void *unused)
+{
+	static_branch_disable(&filemap_read_rcu_window_on);
+}
+
 /*
  * The stub of filemap_read_rcu_window(), for this test's thread only: at
  * the first stop in the case's file, wake the kthread and wait inside the
@@ -765,6 +771,9 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 
 	test->priv = w;
 	kunit_activate_static_stub(test, filemap_read_rcu_window, window_stop);
+	/* The reader calls the stub only while the key is on */
+	static_branch_enable(&filemap_read_rcu_window_on);
+	mm_kunit_defer(test, window_key_off, NULL);
 	migrate_disable();
 	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
 	task = kthread_create_on_cpu(window_step_fn, w, cpu, "lc_window/%u");
@@ -777,6 +786,7 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 	w->task = task;
 	ret = mm_kunit_read(test, r, w->lf, MM_KUNIT_KVEC, 0, len);
 	migrate_enable();
+	static_branch_disable(&filemap_read_rcu_window_on);
 	kunit_deactivate_static_stub(test, filemap_read_rcu_window);
 	kthread_stop_put(task);
 	test->priv = NULL;

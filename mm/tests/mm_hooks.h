@@ -24,6 +24,7 @@
 #define MM_TESTS_MM_HOOKS_H
 
 #include <kunit/test.h>
+#include <linux/jump_label.h>
 
 /* Whether hook @name (RCU_FREE_HOLD, ...) is in the tree */
 #define MM_HOOK(name)	IS_ENABLED(CONFIG_MM_KUNIT_HOOK_##name)
@@ -144,6 +145,9 @@ static inline void filemap_read_rcu_window(struct folio *folio, pgoff_t index,
 					   pgoff_t end)
 {
 }
+
+/* Never enabled where the hook is absent: the case skips first */
+static __maybe_unused DEFINE_STATIC_KEY_FALSE(filemap_read_rcu_window_on);
 #endif
 
 #endif /* MM_TESTS_MM_HOOKS_H */
