@@ -653,6 +653,16 @@ static int window_step_fn(void *arg)
 	return 0;
 }
 
+/* Stop and put the kthread, once (also as an action, if the read aborts) */
+static void window_task_stop(void *arg)
+{
+	struct window *w = arg;
+
+	if (w->task)
+		kthread_stop_put(w->task);
+	w->task = NULL;
+}
+
 /* Every other read skips the window again, however the case ends */
 static void window_key_off(void *unused)
 {
@@ -735,10 +745,13 @@ static struct mm_kunit_file *window_file(struct kunit *test, bool pmd, u8 seed)
  * i_size read and its slot re-check while the folio is split and the
  * pages behind the first are punched out (or truncated away), returns
  * the file as it is after that: page 0's bytes and zeroes for the punched
- * pages, or the one page left.  A re-check of the slot of the first page
- * (which still holds the split's first folio), or none, copies the old
- * bytes of pages that are no longer in the file.  The stop must have been
- * reached, with the split and the punch or truncation done in it.
+ * pages, or the one page left.  No re-check copies the old bytes of pages
+ * that are no longer in the file, in every step; a re-check of the slot of
+ * the first page does so where that slot still holds the split's first
+ * folio, the order-2 steps that keep the node (pages 1-3 punched,
+ * truncated to two pages).  The PMD folio's pages 0 and 15 share a slot of
+ * their node, which the split turns into a child node.  The stop must have
+ * been reached, with the split and the punch or truncation done in it.
  */
 static void lockless_copy_window_split_cut(struct kunit *test)
 {
@@ -784,11 +797,13 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 	}
 	get_task_struct(task);
 	w->task = task;
+	/* A read that aborts the case must not leave the kthread behind */
+	mm_kunit_defer(test, window_task_stop, w);
 	ret = mm_kunit_read(test, r, w->lf, MM_KUNIT_KVEC, 0, len);
 	migrate_enable();
 	static_branch_disable(&filemap_read_rcu_window_on);
 	kunit_deactivate_static_stub(test, filemap_read_rcu_window);
-	kthread_stop_put(task);
+	window_task_stop(w);
 	test->priv = NULL;
 
 	KUNIT_ASSERT_TRUE_MSG(test, w->stopped,
