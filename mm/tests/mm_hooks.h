@@ -24,6 +24,7 @@
 #define MM_TESTS_MM_HOOKS_H
 
 #include <kunit/test.h>
+#include <linux/jump_label.h>
 
 /* Whether hook @name (RCU_FREE_HOLD, ...) is in the tree */
 #define MM_HOOK(name)	IS_ENABLED(CONFIG_MM_KUNIT_HOOK_##name)
@@ -79,6 +80,8 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 	"filemap_read_rcu_lookup() visible to KUnit"
 #define mm_hook_name_FILEMAP_READ_RCU_IN_SLOT \
 	"filemap_read_rcu_in_slot() visible to KUnit"
+#define mm_hook_name_FILEMAP_READ_RCU_WINDOW \
+	"filemap_read_rcu_window() (a pause before the slot re-check)"
 #define mm_hook_name_FILEMAP_GET_READ_BATCH \
 	"filemap_get_read_batch() visible to KUnit"
 
@@ -135,6 +138,16 @@ static inline bool filemap_read_rcu_in_slot(struct xa_state *xas,
 {
 	return false;
 }
+#endif
+
+#if !MM_HOOK(FILEMAP_READ_RCU_WINDOW)
+static inline void filemap_read_rcu_window(struct folio *folio, pgoff_t index,
+					   pgoff_t end)
+{
+}
+
+/* Never enabled where the hook is absent: the case skips first */
+static __maybe_unused DEFINE_STATIC_KEY_FALSE(filemap_read_rcu_window_on);
 #endif
 
 #endif /* MM_TESTS_MM_HOOKS_H */
