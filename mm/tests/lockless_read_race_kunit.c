@@ -39,13 +39,20 @@
  * happened, reads longer than 512 KiB, and bytes copied without a
  * reference after the first change (counted from the mm_filemap_read_rcu
  * tracepoint of our patch 13, a hook: one probe for the suite, filtered
- * to the case's files), so that it cannot pass on the slow path alone;
- * without the tracepoint that check is skipped, named, and the words and
- * reads still decide.  On a kernel without the series (no
- * CONFIG_PAGE_RCU_FREE) every case skips, saying so.  The cases
- * log their seed; booting with lockless_read_race_kunit.seed=<seed>
- * replays the choices (not the timing).  The debug run boots with
- * page_poison=1, so that a page freed early also reads as poison.
+ * to the case's files), so that it cannot pass on the slow path alone.
+ * From the same tracepoint each step that targets ranges watches the
+ * ranges it changes, in each file, from just before the change until its
+ * rewrite is done (lr_window()); it raced on a file if a copy without a
+ * reference overlapped that file's range meanwhile, and each case needs
+ * at least half its steps to have raced on A and on B.  Without the
+ * tracepoint those checks are skipped, named, and the words and reads
+ * still decide.  The warm-up waits of the steps (race_wait_reads()) that
+ * run out of time are counted, and a case fails if all of them did.  On
+ * a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case skips,
+ * saying so.  The cases log their seed; booting with
+ * lockless_read_race_kunit.seed=<seed> replays the choices (not the
+ * timing).  The debug run boots with page_poison=1, so that a page freed
+ * early also reads as poison.
  *
  * The cases are KUNIT_CASE_SLOW: make run leaves them out with
  * speed>slow, make test runs them in a boot of their own.
@@ -113,6 +120,13 @@ struct race_file {
 	loff_t trunc_size[RACE_TRUNC_RING];
 	/* The range the next change is for: half the reads go there */
 	loff_t target, target_len;
+	/*
+	 * The step's window (lr_window()): open while it changes its range,
+	 * the window's hits when it opened, the steps that opened one and
+	 * those during which a copy without a reference overlapped it.
+	 */
+	bool win_open;
+	unsigned long win_hits, steps, raced;
 };
 
 enum race_bad_kind {
@@ -142,6 +156,10 @@ struct race {
 	char first_short[160];		/* the first bad read */
 	struct task_struct *readers[RACE_MAX_READERS];
 	unsigned int nr_readers;
+	/* The tracepoint is there: the steps' windows are counted */
+	bool counted;
+	/* race_wait_reads() calls, and those that ran out of time */
+	unsigned long warm_waits, warm_timeouts;
 };
 
 struct race_reader {
@@ -473,14 +491,60 @@ static void race_trunc_close(struct race_file *rf)
 	smp_store_release(&rf->trunc_seq, rf->trunc_seq + 1);
 }
 
+/*
+ * Wait for @nr reads of the targets, at most HZ / 10; counts the waits
+ * that ran out of time (warm-up timeouts).
+ */
 static void race_wait_reads(struct race *race, long nr)
 {
 	long until = atomic_long_read(&race->target_reads) + nr;
 	unsigned long deadline = jiffies + HZ / 10;
 
-	while (atomic_long_read(&race->target_reads) < until &&
-	       time_before(jiffies, deadline))
+	race->warm_waits++;
+	while (atomic_long_read(&race->target_reads) < until) {
+		if (!time_before(jiffies, deadline)) {
+			race->warm_timeouts++;
+			return;
+		}
 		usleep_range(50, 100);
+	}
+}
+
+/*
+ * From now until race_window_close(), count the copies without references
+ * that overlap [@start, @end) of file @f: the range the step changes.  A
+ * second call widens the window (a large folio the step found).
+ */
+static void race_window(struct kunit *test, struct race *race,
+			unsigned int f, loff_t start, loff_t end)
+{
+	struct race_file *rf = &race->f[f];
+
+	if (!race->counted)
+		return;
+	if (!rf->win_open) {
+		rf->win_hits = lr_window_hits(test, rf->lf);
+		rf->win_open = true;
+	}
+	lr_window(test, rf->lf, start, end);
+}
+
+/* The step is done: did a copy without a reference overlap its ranges? */
+static void race_window_close(struct kunit *test, struct race *race)
+{
+	unsigned int f;
+
+	for (f = 0; f < RACE_FILES; f++) {
+		struct race_file *rf = &race->f[f];
+
+		if (!rf->win_open)
+			continue;
+		lr_window(test, rf->lf, 0, 0);
+		rf->win_open = false;
+		rf->steps++;
+		if (lr_window_hits(test, rf->lf) != rf->win_hits)
+			rf->raced++;
+	}
 }
 
 /*
@@ -590,6 +654,12 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 		if (atomic_long_read(&race->bad_kind[i]))
 			kunit_info(test, "bad words, %s: %ld\n",
 				   race_bad_name[i], atomic_long_read(&race->bad_kind[i]));
+	kunit_info(test, "warm-up: %lu of %lu waits for %d reads of the targets timed out (HZ/10)\n",
+		   race->warm_timeouts, race->warm_waits, RACE_WARM_READS);
+	if (counted)
+		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference overlapped the range the step changed)\n",
+			   race->f[0].raced, race->f[0].steps,
+			   race->f[1].raced, race->f[1].steps);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_words), 0L,
 			    "first bad word: %s", race->first_bad);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_reads), 0L,
@@ -597,10 +667,18 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 	KUNIT_EXPECT_GT_MSG(test, ops, 0UL, "the %s never happened", what);
 	KUNIT_EXPECT_GT_MSG(test, atomic_long_read(&race->long_reads), 0L,
 			    "no read longer than 512 KiB was checked");
-	if (counted)
-		KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
-				    "nothing was copied without a reference after the first of the %s",
-				    what);
+	KUNIT_EXPECT_LT_MSG(test, race->warm_timeouts, race->warm_waits,
+			    "every warm-up timed out (%lu of %lu): the steps ran on folios the readers had not made hot",
+			    race->warm_timeouts, race->warm_waits);
+	if (!counted)
+		return;
+	KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
+			    "nothing was copied without a reference after the first of the %s",
+			    what);
+	for (i = 0; i < RACE_FILES; i++)
+		KUNIT_EXPECT_GE_MSG(test, 2 * race->f[i].raced, race->f[i].steps,
+				    "fewer than half the steps raced on %c: %lu of %lu",
+				    'A' + i, race->f[i].raced, race->f[i].steps);
 }
 
 /*
@@ -634,8 +712,11 @@ static void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what
 	kunit_info(test, "seed %u (boot with lockless_read_race_kunit.seed=%u to make the same choices)\n",
 		   s, s);
 	race = race_start(test, kind, s);
-	counted = lr_watch(test, race->f[0].lf, "bytes copied without a reference") &&
-		  lr_watch(test, race->f[1].lf, "bytes copied without a reference");
+	counted = lr_watch(test, race->f[0].lf,
+			   "bytes copied without a reference, steps raced") &&
+		  lr_watch(test, race->f[1].lf,
+			   "bytes copied without a reference, steps raced");
+	race->counted = counted;
 	ops = step(test, race, ++race->gen);
 	lr_now(test, &s0);
 	reads = atomic_long_read(&race->reads);
@@ -673,8 +754,10 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	off[0] = race_pick(race, len[0]);
 	off[1] = race_pick(race, len[1]);
 	race_target(race, off[0], len[0], off[1], len[1]);
-	for (f = RACE_FILES - 1; f >= 0; f--)
+	for (f = RACE_FILES - 1; f >= 0; f--) {
+		race_window(test, race, f, off[f], off[f] + len[f]);
 		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
+	}
 	mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	if (falloc) {
 		mm_kunit_file_falloc(test, race->f[1].lf, off[1], len[1]);
@@ -685,6 +768,7 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 		mm_kunit_file_falloc(test, race->f[0].lf, off[0], len[0]);
 	race_write(test, race, 1, off[1], off[1] + len[1], gen);
 	race_write(test, race, 0, off[0], off[0] + len[0], gen);
+	race_window_close(test, race);
 	return true;
 }
 
@@ -710,6 +794,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 	race_target(race, from[0], RACE_FILE_SIZE - from[0], from[1],
 		    RACE_FILE_SIZE - from[1]);
 	for (f = 0; f < RACE_FILES; f++) {
+		race_window(test, race, f, from[f], RACE_FILE_SIZE);
 		race_begin(&race->f[f], from[f], RACE_FILE_SIZE, gen);
 		race_trunc_open(&race->f[f], size[f]);
 	}
@@ -723,6 +808,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 		race_write(test, race, f, from[f], RACE_FILE_SIZE, gen);
 		race_trunc_close(&race->f[f]);
 	}
+	race_window_close(test, race);
 	return true;
 }
 
@@ -785,6 +871,9 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
 	off[1] = race_pick(race, RACE_RANGE);
 	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	/* The split changes A's whole PMD-size folio */
+	race_window(test, race, 0, pmd, pmd + RACE_PMD);
+	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
@@ -793,6 +882,7 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+	race_window_close(test, race);
 	return split;
 }
 
@@ -804,7 +894,8 @@ static void lockless_read_race_split(struct kunit *test)
 
 /* Apply @fn to the folios of a hot 64 KiB range of A and of B */
 static unsigned long
-race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
+race_each_folio(struct kunit *test, struct race *race,
+		bool (*fn)(struct folio *folio))
 {
 	loff_t off[RACE_FILES];
 	unsigned long nr = 0;
@@ -814,6 +905,8 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 	off[0] = race_pick(race, RACE_RANGE);
 	off[1] = race_pick(race, RACE_RANGE);
 	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	for (f = 0; f < RACE_FILES; f++)
+		race_window(test, race, f, off[f], off[f] + RACE_RANGE);
 	for (f = 0; f < RACE_FILES; f++) {
 		for (index = off[f] >> PAGE_SHIFT;
 		     index < (off[f] + RACE_RANGE) >> PAGE_SHIFT; index++) {
@@ -824,17 +917,22 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 				continue;
 			/* The rest of a large folio goes with it */
 			last = folio->index + folio_nr_pages(folio) - 1;
+			race_window(test, race, f,
+				    min(off[f], folio_pos(folio)),
+				    max(off[f] + RACE_RANGE,
+					folio_pos(folio) + (loff_t)folio_size(folio)));
 			nr += fn(folio);
 			index = max(index, last);
 		}
 	}
+	race_window_close(test, race);
 	return nr;
 }
 
 static unsigned long
 race_migration_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, mm_kunit_migrate_folio);
+	return race_each_folio(test, race, mm_kunit_migrate_folio);
 }
 
 /*
@@ -849,7 +947,7 @@ static void lockless_read_race_migration(struct kunit *test)
 static unsigned long
 race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, mm_kunit_reclaim_folio);
+	return race_each_folio(test, race, mm_kunit_reclaim_folio);
 }
 
 /*
