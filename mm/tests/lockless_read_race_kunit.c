@@ -93,8 +93,13 @@ MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)"
 #define RACE_MAX_READERS	8
 #define RACE_GEN_MASK		0xffffffu
 #define RACE_TRUNC_RING		256
-/* Reads of the target ranges a step waits for, twice, before it acts */
+/*
+ * Reads of the target ranges a step waits for, twice (with an LRU drain
+ * between), in each round of its warm-up; the warm-up goes on until every
+ * page of the ranges is flagged, or for RACE_WARM_JIFFIES
+ */
 #define RACE_WARM_READS		32
+#define RACE_WARM_JIFFIES	(HZ / 5)
 
 /*
  * The word at @off (8-byte aligned) of file @file as generation @gen wrote
@@ -160,6 +165,8 @@ struct race {
 	bool counted;
 	/* race_wait_reads() calls, and those that ran out of time */
 	unsigned long warm_waits, warm_timeouts;
+	/* Warm-ups, and those that ended with pages of the ranges not flagged */
+	unsigned long warm_ups, warm_cold;
 };
 
 struct race_reader {
@@ -547,21 +554,58 @@ static void race_window_close(struct kunit *test, struct race *race)
 	}
 }
 
+/* Pages of [@start, @end) of @rf that are not flagged (holes too) */
+static pgoff_t race_cold_pages(struct race_file *rf, loff_t start, loff_t end)
+{
+	pgoff_t index = start >> PAGE_SHIFT, last = DIV_ROUND_UP(end, PAGE_SIZE);
+	pgoff_t nr = 0;
+
+	while (index < last) {
+		struct folio *folio = mm_kunit_file_folio(rf->lf, index);
+		pgoff_t next;
+
+		if (!folio) {
+			nr++;
+			index++;
+			continue;
+		}
+		next = min(folio_next_index(folio), last);
+		if (!folio_test_rcu_free(folio))
+			nr += next - index;
+		folio_put(folio);
+		index = next;
+	}
+	return nr;
+}
+
 /*
  * Send half of the reads to [@a, @a + @alen) of A and [@b, @b + @blen) of
  * B, and wait until they are hot: read, activated (the LRU drain), read
- * again (flagged PG_rcu_free).
+ * again (flagged PG_rcu_free), in rounds until every page of both ranges
+ * is flagged or RACE_WARM_JIFFIES have passed (counted as a cold start).
  */
 static void race_target(struct race *race, loff_t a, loff_t alen, loff_t b,
 			loff_t blen)
 {
+	unsigned long deadline = jiffies + RACE_WARM_JIFFIES;
+
 	WRITE_ONCE(race->f[0].target, a);
 	WRITE_ONCE(race->f[0].target_len, alen);
 	WRITE_ONCE(race->f[1].target, b);
 	WRITE_ONCE(race->f[1].target_len, blen);
-	race_wait_reads(race, RACE_WARM_READS);
-	lru_add_drain_all();
-	race_wait_reads(race, RACE_WARM_READS);
+	race->warm_ups++;
+	for (;;) {
+		race_wait_reads(race, RACE_WARM_READS);
+		lru_add_drain_all();
+		race_wait_reads(race, RACE_WARM_READS);
+		if (!race_cold_pages(&race->f[0], a, a + alen) &&
+		    !race_cold_pages(&race->f[1], b, b + blen))
+			return;
+		if (time_after(jiffies, deadline)) {
+			race->warm_cold++;
+			return;
+		}
+	}
 }
 
 /* An aligned range of @len in a file */
@@ -654,8 +698,9 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 		if (atomic_long_read(&race->bad_kind[i]))
 			kunit_info(test, "bad words, %s: %ld\n",
 				   race_bad_name[i], atomic_long_read(&race->bad_kind[i]));
-	kunit_info(test, "warm-up: %lu of %lu waits for %d reads of the targets timed out (HZ/10)\n",
-		   race->warm_timeouts, race->warm_waits, RACE_WARM_READS);
+	kunit_info(test, "warm-up: %lu of %lu waits for %d reads of the targets timed out (HZ/10); %lu of %lu warm-ups left pages of the ranges unflagged\n",
+		   race->warm_timeouts, race->warm_waits, RACE_WARM_READS,
+		   race->warm_cold, race->warm_ups);
 	if (counted)
 		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference overlapped the range the step changed)\n",
 			   race->f[0].raced, race->f[0].steps,
