@@ -100,6 +100,8 @@ MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)"
  */
 #define RACE_WARM_READS		32
 #define RACE_WARM_JIFFIES	(HZ / 5)
+/* How long a step waits for a read of a range in progress before it changes it */
+#define RACE_ALIGN_NS		(10 * NSEC_PER_MSEC)
 
 /*
  * The word at @off (8-byte aligned) of file @file as generation @gen wrote
@@ -132,6 +134,10 @@ struct race_file {
 	 */
 	bool win_open;
 	unsigned long win_hits, steps, raced;
+	/* Readers inside a read that overlaps the target range */
+	atomic_t copying;
+	/* Changes that waited for such a read, and those that waited in vain */
+	unsigned long aligns, align_missed;
 };
 
 enum race_bad_kind {
@@ -369,6 +375,7 @@ static void race_read_one(struct race_reader *rr)
 	loff_t target = READ_ONCE(rf->target), tlen = READ_ONCE(rf->target_len);
 	bool long_read = !(race_rand(&rr->rnd) % RACE_LONG_EVERY);
 	bool on_target = tlen && (race_rand(&rr->rnd) & 1);
+	bool in_target;
 	unsigned long seq1, seq2;
 	pgoff_t p, first, last;
 	size_t len, want;
@@ -399,7 +406,13 @@ static void race_read_one(struct race_reader *rr)
 	/* Pairs with race_trunc_close(): i_size is back once it is even */
 	seq1 = smp_load_acquire(&rf->trunc_seq);
 	pos = off;
+	/* Tells race_align() that a read of the target range is under way */
+	in_target = tlen && off < target + tlen && off + (loff_t)want > target;
+	if (in_target)
+		atomic_inc(&rf->copying);
 	n = kernel_read(rf->lf->file, rr->buf + (off & 7), want, &pos);
+	if (in_target)
+		atomic_dec(&rf->copying);
 	/* Pairs with the smp_wmb()s of race_begin() and race_trunc_open() */
 	smp_rmb();
 	seq2 = READ_ONCE(rf->trunc_seq);
@@ -534,6 +547,26 @@ static void race_window(struct kunit *test, struct race *race,
 		rf->win_open = true;
 	}
 	lr_window(test, rf->lf, start, end);
+}
+
+/*
+ * Before the step changes file @f: wait, at most RACE_ALIGN_NS, until a
+ * reader is inside a read that overlaps the target range of @f, so that
+ * the change meets a copy in progress.  Counts the waits in vain.
+ */
+static void race_align(struct race *race, unsigned int f)
+{
+	struct race_file *rf = &race->f[f];
+	u64 deadline = ktime_get_ns() + RACE_ALIGN_NS;
+
+	rf->aligns++;
+	while (!atomic_read(&rf->copying)) {
+		if (ktime_get_ns() > deadline) {
+			rf->align_missed++;
+			return;
+		}
+		cpu_relax();
+	}
 }
 
 /* The step is done: did a copy without a reference overlap its ranges? */
@@ -701,6 +734,9 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 	kunit_info(test, "warm-up: %lu of %lu waits for %d reads of the targets timed out (HZ/10); %lu of %lu warm-ups left pages of the ranges unflagged\n",
 		   race->warm_timeouts, race->warm_waits, RACE_WARM_READS,
 		   race->warm_cold, race->warm_ups);
+	kunit_info(test, "%lu of %lu changes of A and %lu of %lu of B waited in vain for a read of their range in progress\n",
+		   race->f[0].align_missed, race->f[0].aligns,
+		   race->f[1].align_missed, race->f[1].aligns);
 	if (counted)
 		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference overlapped the range the step changed)\n",
 			   race->f[0].raced, race->f[0].steps,
@@ -799,15 +835,17 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	off[0] = race_pick(race, len[0]);
 	off[1] = race_pick(race, len[1]);
 	race_target(race, off[0], len[0], off[1], len[1]);
-	for (f = RACE_FILES - 1; f >= 0; f--) {
+	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_window(test, race, f, off[f], off[f] + len[f]);
-		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
-	}
+	race_align(race, 1);
+	race_begin(&race->f[1], off[1], off[1] + len[1], gen);
 	mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	if (falloc) {
 		mm_kunit_file_falloc(test, race->f[1].lf, off[1], len[1]);
 		mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	}
+	race_align(race, 0);
+	race_begin(&race->f[0], off[0], off[0] + len[0], gen);
 	mm_kunit_file_punch(test, race->f[0].lf, off[0], len[0]);
 	if (falloc)
 		mm_kunit_file_falloc(test, race->f[0].lf, off[0], len[0]);
@@ -838,12 +876,12 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 	}
 	race_target(race, from[0], RACE_FILE_SIZE - from[0], from[1],
 		    RACE_FILE_SIZE - from[1]);
-	for (f = 0; f < RACE_FILES; f++) {
+	for (f = 0; f < RACE_FILES; f++)
 		race_window(test, race, f, from[f], RACE_FILE_SIZE);
+	for (f = RACE_FILES - 1; f >= 0; f--) {
+		race_align(race, f);
 		race_begin(&race->f[f], from[f], RACE_FILE_SIZE, gen);
 		race_trunc_open(&race->f[f], size[f]);
-	}
-	for (f = RACE_FILES - 1; f >= 0; f--) {
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&race->f[f].lf->file->f_path,
 						   size[f]), 0);
 		if (size[f] != from[f])
@@ -919,9 +957,12 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	/* The split changes A's whole PMD-size folio */
 	race_window(test, race, 0, pmd, pmd + RACE_PMD);
 	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
+	race_align(race, 0);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
+		if (f)
+			race_align(race, f);
 		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
 		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
 	}
@@ -953,6 +994,7 @@ race_each_folio(struct kunit *test, struct race *race,
 	for (f = 0; f < RACE_FILES; f++)
 		race_window(test, race, f, off[f], off[f] + RACE_RANGE);
 	for (f = 0; f < RACE_FILES; f++) {
+		race_align(race, f);
 		for (index = off[f] >> PAGE_SHIFT;
 		     index < (off[f] + RACE_RANGE) >> PAGE_SHIFT; index++) {
 			struct folio *folio = mm_kunit_isolate_folio(race->f[f].lf, index);
