@@ -47,7 +47,9 @@
  * at least half its steps to have raced on A and on B.  Without the
  * tracepoint those checks are skipped, named, and the words and reads
  * still decide.  The warm-up waits of the steps (race_wait_reads()) that
- * run out of time are counted, and a case fails if all of them did.  On
+ * run out of time are counted, and so are the warm-ups that end with
+ * pages of the ranges not flagged; a case fails if more than half of
+ * either did.  On
  * a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case skips,
  * saying so.  The cases log their seed; booting with
  * lockless_read_race_kunit.seed=<seed> replays the choices (not the
@@ -748,9 +750,12 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 	KUNIT_EXPECT_GT_MSG(test, ops, 0UL, "the %s never happened", what);
 	KUNIT_EXPECT_GT_MSG(test, atomic_long_read(&race->long_reads), 0L,
 			    "no read longer than 512 KiB was checked");
-	KUNIT_EXPECT_LT_MSG(test, race->warm_timeouts, race->warm_waits,
-			    "every warm-up timed out (%lu of %lu): the steps ran on folios the readers had not made hot",
+	KUNIT_EXPECT_LE_MSG(test, 2 * race->warm_timeouts, race->warm_waits,
+			    "more than half the warm-up waits timed out (%lu of %lu): the readers did not read the targets",
 			    race->warm_timeouts, race->warm_waits);
+	KUNIT_EXPECT_LE_MSG(test, 2 * race->warm_cold, race->warm_ups,
+			    "more than half the warm-ups left pages unflagged (%lu of %lu): the steps ran on cold folios",
+			    race->warm_cold, race->warm_ups);
 	if (!counted)
 		return;
 	KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
