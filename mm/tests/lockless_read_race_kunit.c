@@ -136,6 +136,12 @@ struct race_file {
 	 */
 	bool win_open;
 	unsigned long win_hits, steps, raced;
+	/*
+	 * The window's hits when race_align() ended, right before the change
+	 * of this file, and the steps whose copies overlapped the range after
+	 * that: during the change itself
+	 */
+	unsigned long win_mark, raced_change;
 	/* Readers inside a read that overlaps the target range */
 	atomic_t copying;
 	/* Changes that waited for such a read, and those that waited in vain */
@@ -546,6 +552,7 @@ static void race_window(struct kunit *test, struct race *race,
 		return;
 	if (!rf->win_open) {
 		rf->win_hits = lr_window_hits(test, rf->lf);
+		rf->win_mark = rf->win_hits;
 		rf->win_open = true;
 	}
 	lr_window(test, rf->lf, start, end);
@@ -554,9 +561,10 @@ static void race_window(struct kunit *test, struct race *race,
 /*
  * Before the step changes file @f: wait, at most RACE_ALIGN_NS, until a
  * reader is inside a read that overlaps the target range of @f, so that
- * the change meets a copy in progress.  Counts the waits in vain.
+ * the change meets a copy in progress.  Counts the waits in vain, and
+ * notes the window's hits so far: those after it came during the change.
  */
-static void race_align(struct race *race, unsigned int f)
+static void race_align(struct kunit *test, struct race *race, unsigned int f)
 {
 	struct race_file *rf = &race->f[f];
 	u64 deadline = ktime_get_ns() + RACE_ALIGN_NS;
@@ -565,10 +573,12 @@ static void race_align(struct race *race, unsigned int f)
 	while (!atomic_read(&rf->copying)) {
 		if (ktime_get_ns() > deadline) {
 			rf->align_missed++;
-			return;
+			break;
 		}
 		cpu_relax();
 	}
+	if (rf->win_open)
+		rf->win_mark = lr_window_hits(test, rf->lf);
 }
 
 /* The step is done: did a copy without a reference overlap its ranges? */
@@ -586,6 +596,8 @@ static void race_window_close(struct kunit *test, struct race *race)
 		rf->steps++;
 		if (lr_window_hits(test, rf->lf) != rf->win_hits)
 			rf->raced++;
+		if (lr_window_hits(test, rf->lf) != rf->win_mark)
+			rf->raced_change++;
 	}
 }
 
@@ -740,9 +752,10 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 		   race->f[0].align_missed, race->f[0].aligns,
 		   race->f[1].align_missed, race->f[1].aligns);
 	if (counted)
-		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference overlapped the range the step changed)\n",
+		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference of the range ended between the wait for a read in progress and the end of the rewrite); after the wait, during the change: %lu on A, %lu on B\n",
 			   race->f[0].raced, race->f[0].steps,
-			   race->f[1].raced, race->f[1].steps);
+			   race->f[1].raced, race->f[1].steps,
+			   race->f[0].raced_change, race->f[1].raced_change);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_words), 0L,
 			    "first bad word: %s", race->first_bad);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_reads), 0L,
@@ -842,14 +855,14 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	race_target(race, off[0], len[0], off[1], len[1]);
 	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_window(test, race, f, off[f], off[f] + len[f]);
-	race_align(race, 1);
+	race_align(test, race, 1);
 	race_begin(&race->f[1], off[1], off[1] + len[1], gen);
 	mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	if (falloc) {
 		mm_kunit_file_falloc(test, race->f[1].lf, off[1], len[1]);
 		mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	}
-	race_align(race, 0);
+	race_align(test, race, 0);
 	race_begin(&race->f[0], off[0], off[0] + len[0], gen);
 	mm_kunit_file_punch(test, race->f[0].lf, off[0], len[0]);
 	if (falloc)
@@ -884,7 +897,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 	for (f = 0; f < RACE_FILES; f++)
 		race_window(test, race, f, from[f], RACE_FILE_SIZE);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
-		race_align(race, f);
+		race_align(test, race, f);
 		race_begin(&race->f[f], from[f], RACE_FILE_SIZE, gen);
 		race_trunc_open(&race->f[f], size[f]);
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&race->f[f].lf->file->f_path,
@@ -962,12 +975,12 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	/* The split changes A's whole PMD-size folio */
 	race_window(test, race, 0, pmd, pmd + RACE_PMD);
 	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
-	race_align(race, 0);
+	race_align(test, race, 0);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
 		if (f)
-			race_align(race, f);
+			race_align(test, race, f);
 		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
 		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
 	}
@@ -999,7 +1012,7 @@ race_each_folio(struct kunit *test, struct race *race,
 	for (f = 0; f < RACE_FILES; f++)
 		race_window(test, race, f, off[f], off[f] + RACE_RANGE);
 	for (f = 0; f < RACE_FILES; f++) {
-		race_align(race, f);
+		race_align(test, race, f);
 		for (index = off[f] >> PAGE_SHIFT;
 		     index < (off[f] + RACE_RANGE) >> PAGE_SHIFT; index++) {
 			struct folio *folio = mm_kunit_isolate_folio(race->f[f].lf, index);
