@@ -105,6 +105,17 @@ bool lr_watch(struct kunit *test, struct mm_kunit_file *lf,
 	      const char *part);
 /* What the watched reads copied without references so far */
 void lr_now(struct kunit *test, struct lr_stat *s);
+/*
+ * Watch [@start, @end) of @lf (watched with lr_watch()) from now on, in
+ * whole pages: the sections that copy from it without references are
+ * counted (lr_window_hits()); an empty range stops.  A section counts when
+ * the pages it surely copied, from its first index on for its bytes,
+ * overlap the window when it ends (the tracepoint fires at its end).
+ */
+void lr_window(struct kunit *test, struct mm_kunit_file *lf, loff_t start,
+	       loff_t end);
+/* Sections that copied from a window of @lf so far in the case */
+unsigned long lr_window_hits(struct kunit *test, struct mm_kunit_file *lf);
 
 /* ------------------------------------------------------- hot folios */
 

@@ -223,6 +223,9 @@ struct lr_trace {
 	struct tracepoint *tp;		/* NULL: no mm_filemap_read_rcu */
 	struct address_space *watch[LR_WATCH_MAX];
 	struct lr_count count;
+	/* Per watched file: the window [start, end) in pages, and its hits */
+	pgoff_t win_start[LR_WATCH_MAX], win_end[LR_WATCH_MAX];
+	atomic_long_t win_hits[LR_WATCH_MAX];
 };
 
 static struct lr_trace lr_trace;
@@ -233,9 +236,21 @@ static void lr_trace_probe(void *data, struct address_space *mapping,
 	struct lr_trace *t = data;
 	unsigned int i;
 
-	for (i = 0; i < LR_WATCH_MAX; i++)
-		if (READ_ONCE(t->watch[i]) == mapping)
-			lr_count_probe(&t->count, mapping, index, bytes);
+	pgoff_t start, end;
+
+	for (i = 0; i < LR_WATCH_MAX; i++) {
+		if (READ_ONCE(t->watch[i]) != mapping)
+			continue;
+		lr_count_probe(&t->count, mapping, index, bytes);
+		end = READ_ONCE(t->win_end[i]);
+		/* end before start: pairs with lr_window()'s smp_wmb() */
+		smp_rmb();
+		start = READ_ONCE(t->win_start[i]);
+		/* Surely copied: pages index to index + (bytes - 1) / PAGE_SIZE */
+		if (bytes && index < end &&
+		    index + ((bytes - 1) >> PAGE_SHIFT) >= start)
+			atomic_long_inc(&t->win_hits[i]);
+	}
 }
 
 int lr_suite_init(struct kunit_suite *suite)
@@ -264,8 +279,12 @@ void lr_trace_case_init(struct kunit *test)
 	struct lr_trace *t = &lr_trace;
 	unsigned int i;
 
-	for (i = 0; i < LR_WATCH_MAX; i++)
+	for (i = 0; i < LR_WATCH_MAX; i++) {
 		WRITE_ONCE(t->watch[i], NULL);
+		WRITE_ONCE(t->win_end[i], 0);
+		WRITE_ONCE(t->win_start[i], 0);
+		atomic_long_set(&t->win_hits[i], 0);
+	}
 	atomic_long_set(&t->count.sections, 0);
 	atomic_long_set(&t->count.bytes, 0);
 	test->priv = t;
@@ -291,6 +310,48 @@ void lr_now(struct kunit *test, struct lr_stat *s)
 	struct lr_trace *t = test->priv;
 
 	lr_count_now(&t->count, s);
+}
+
+/* The slot lr_watch() gave @lf */
+static unsigned int lr_watch_slot(struct kunit *test, struct lr_trace *t,
+				  struct mm_kunit_file *lf)
+{
+	unsigned int i;
+
+	for (i = 0; i < LR_WATCH_MAX; i++)
+		if (t->watch[i] == lf->file->f_mapping)
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, LR_WATCH_MAX,
+			    "a window of a file lr_watch() does not watch");
+	return i;
+}
+
+void lr_window(struct kunit *test, struct mm_kunit_file *lf, loff_t start,
+	       loff_t end)
+{
+	struct lr_trace *t = test->priv;
+	unsigned int i = lr_watch_slot(test, t, lf);
+
+	if (end <= start) {
+		WRITE_ONCE(t->win_end[i], 0);
+		return;
+	}
+	/*
+	 * start before end, so that the probe, which loads end first, never
+	 * sees a new end with an old start: the window only ever changes from
+	 * empty or widens while it is set.
+	 */
+	WRITE_ONCE(t->win_start[i], start >> PAGE_SHIFT);
+	/* start before end: pairs with lr_trace_probe()'s smp_rmb() */
+	smp_wmb();
+	WRITE_ONCE(t->win_end[i], DIV_ROUND_UP(end, PAGE_SIZE));
+}
+
+unsigned long lr_window_hits(struct kunit *test, struct mm_kunit_file *lf)
+{
+	struct lr_trace *t = test->priv;
+
+	return atomic_long_read(&t->win_hits[lr_watch_slot(test, t, lf)]);
 }
 
 void lr_wait_deferred(void)

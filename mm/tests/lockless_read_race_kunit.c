@@ -39,13 +39,22 @@
  * happened, reads longer than 512 KiB, and bytes copied without a
  * reference after the first change (counted from the mm_filemap_read_rcu
  * tracepoint of our patch 13, a hook: one probe for the suite, filtered
- * to the case's files), so that it cannot pass on the slow path alone;
- * without the tracepoint that check is skipped, named, and the words and
- * reads still decide.  On a kernel without the series (no
- * CONFIG_PAGE_RCU_FREE) every case skips, saying so.  The cases
- * log their seed; booting with lockless_read_race_kunit.seed=<seed>
- * replays the choices (not the timing).  The debug run boots with
- * page_poison=1, so that a page freed early also reads as poison.
+ * to the case's files), so that it cannot pass on the slow path alone.
+ * From the same tracepoint each step that targets ranges watches the
+ * ranges it changes, in each file, from just before the change until its
+ * rewrite is done (lr_window()); it raced on a file if a copy without a
+ * reference overlapped that file's range meanwhile, and each case needs
+ * at least half its steps to have raced on A and on B.  Without the
+ * tracepoint those checks are skipped, named, and the words and reads
+ * still decide.  The warm-up waits of the steps (race_wait_reads()) that
+ * run out of time are counted, and so are the warm-ups that end with
+ * pages of the ranges not flagged; a case fails if more than half of
+ * either did.  On
+ * a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case skips,
+ * saying so.  The cases log their seed; booting with
+ * lockless_read_race_kunit.seed=<seed> replays the choices (not the
+ * timing).  The debug run boots with page_poison=1, so that a page freed
+ * early also reads as poison.
  *
  * The cases are KUNIT_CASE_SLOW: make run leaves them out with
  * speed>slow, make test runs them in a boot of their own.
@@ -86,8 +95,15 @@ MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)"
 #define RACE_MAX_READERS	8
 #define RACE_GEN_MASK		0xffffffu
 #define RACE_TRUNC_RING		256
-/* Reads of the target ranges a step waits for, twice, before it acts */
+/*
+ * Reads of the target ranges a step waits for, twice (with an LRU drain
+ * between), in each round of its warm-up; the warm-up goes on until every
+ * page of the ranges is flagged, or for RACE_WARM_JIFFIES
+ */
 #define RACE_WARM_READS		32
+#define RACE_WARM_JIFFIES	(HZ / 5)
+/* How long a step waits for a read of a range in progress before it changes it */
+#define RACE_ALIGN_NS		(10 * NSEC_PER_MSEC)
 
 /*
  * The word at @off (8-byte aligned) of file @file as generation @gen wrote
@@ -113,6 +129,23 @@ struct race_file {
 	loff_t trunc_size[RACE_TRUNC_RING];
 	/* The range the next change is for: half the reads go there */
 	loff_t target, target_len;
+	/*
+	 * The step's window (lr_window()): open while it changes its range,
+	 * the window's hits when it opened, the steps that opened one and
+	 * those during which a copy without a reference overlapped it.
+	 */
+	bool win_open;
+	unsigned long win_hits, steps, raced;
+	/*
+	 * The window's hits when race_align() ended, right before the change
+	 * of this file, and the steps whose copies overlapped the range after
+	 * that: during the change itself
+	 */
+	unsigned long win_mark, raced_change;
+	/* Readers inside a read that overlaps the target range */
+	atomic_t copying;
+	/* Changes that waited for such a read, and those that waited in vain */
+	unsigned long aligns, align_missed;
 };
 
 enum race_bad_kind {
@@ -142,6 +175,12 @@ struct race {
 	char first_short[160];		/* the first bad read */
 	struct task_struct *readers[RACE_MAX_READERS];
 	unsigned int nr_readers;
+	/* The tracepoint is there: the steps' windows are counted */
+	bool counted;
+	/* race_wait_reads() calls, and those that ran out of time */
+	unsigned long warm_waits, warm_timeouts;
+	/* Warm-ups, and those that ended with pages of the ranges not flagged */
+	unsigned long warm_ups, warm_cold;
 };
 
 struct race_reader {
@@ -344,6 +383,7 @@ static void race_read_one(struct race_reader *rr)
 	loff_t target = READ_ONCE(rf->target), tlen = READ_ONCE(rf->target_len);
 	bool long_read = !(race_rand(&rr->rnd) % RACE_LONG_EVERY);
 	bool on_target = tlen && (race_rand(&rr->rnd) & 1);
+	bool in_target;
 	unsigned long seq1, seq2;
 	pgoff_t p, first, last;
 	size_t len, want;
@@ -374,7 +414,13 @@ static void race_read_one(struct race_reader *rr)
 	/* Pairs with race_trunc_close(): i_size is back once it is even */
 	seq1 = smp_load_acquire(&rf->trunc_seq);
 	pos = off;
+	/* Tells race_align() that a read of the target range is under way */
+	in_target = tlen && off < target + tlen && off + (loff_t)want > target;
+	if (in_target)
+		atomic_inc(&rf->copying);
 	n = kernel_read(rf->lf->file, rr->buf + (off & 7), want, &pos);
+	if (in_target)
+		atomic_dec(&rf->copying);
 	/* Pairs with the smp_wmb()s of race_begin() and race_trunc_open() */
 	smp_rmb();
 	seq2 = READ_ONCE(rf->trunc_seq);
@@ -473,31 +519,140 @@ static void race_trunc_close(struct race_file *rf)
 	smp_store_release(&rf->trunc_seq, rf->trunc_seq + 1);
 }
 
+/*
+ * Wait for @nr reads of the targets, at most HZ / 10; counts the waits
+ * that ran out of time (warm-up timeouts).
+ */
 static void race_wait_reads(struct race *race, long nr)
 {
 	long until = atomic_long_read(&race->target_reads) + nr;
 	unsigned long deadline = jiffies + HZ / 10;
 
-	while (atomic_long_read(&race->target_reads) < until &&
-	       time_before(jiffies, deadline))
+	race->warm_waits++;
+	while (atomic_long_read(&race->target_reads) < until) {
+		if (!time_before(jiffies, deadline)) {
+			race->warm_timeouts++;
+			return;
+		}
 		usleep_range(50, 100);
+	}
+}
+
+/*
+ * From now until race_window_close(), count the copies without references
+ * that overlap [@start, @end) of file @f: the range the step changes.  A
+ * second call widens the window (a large folio the step found).
+ */
+static void race_window(struct kunit *test, struct race *race,
+			unsigned int f, loff_t start, loff_t end)
+{
+	struct race_file *rf = &race->f[f];
+
+	if (!race->counted)
+		return;
+	if (!rf->win_open) {
+		rf->win_hits = lr_window_hits(test, rf->lf);
+		rf->win_mark = rf->win_hits;
+		rf->win_open = true;
+	}
+	lr_window(test, rf->lf, start, end);
+}
+
+/*
+ * Before the step changes file @f: wait, at most RACE_ALIGN_NS, until a
+ * reader is inside a read that overlaps the target range of @f, so that
+ * the change meets a copy in progress.  Counts the waits in vain, and
+ * notes the window's hits so far: those after it came during the change.
+ */
+static void race_align(struct kunit *test, struct race *race, unsigned int f)
+{
+	struct race_file *rf = &race->f[f];
+	u64 deadline = ktime_get_ns() + RACE_ALIGN_NS;
+
+	rf->aligns++;
+	while (!atomic_read(&rf->copying)) {
+		if (ktime_get_ns() > deadline) {
+			rf->align_missed++;
+			break;
+		}
+		cpu_relax();
+	}
+	if (rf->win_open)
+		rf->win_mark = lr_window_hits(test, rf->lf);
+}
+
+/* The step is done: did a copy without a reference overlap its ranges? */
+static void race_window_close(struct kunit *test, struct race *race)
+{
+	unsigned int f;
+
+	for (f = 0; f < RACE_FILES; f++) {
+		struct race_file *rf = &race->f[f];
+
+		if (!rf->win_open)
+			continue;
+		lr_window(test, rf->lf, 0, 0);
+		rf->win_open = false;
+		rf->steps++;
+		if (lr_window_hits(test, rf->lf) != rf->win_hits)
+			rf->raced++;
+		if (lr_window_hits(test, rf->lf) != rf->win_mark)
+			rf->raced_change++;
+	}
+}
+
+/* Pages of [@start, @end) of @rf that are not flagged (holes too) */
+static pgoff_t race_cold_pages(struct race_file *rf, loff_t start, loff_t end)
+{
+	pgoff_t index = start >> PAGE_SHIFT, last = DIV_ROUND_UP(end, PAGE_SIZE);
+	pgoff_t nr = 0;
+
+	while (index < last) {
+		struct folio *folio = mm_kunit_file_folio(rf->lf, index);
+		pgoff_t next;
+
+		if (!folio) {
+			nr++;
+			index++;
+			continue;
+		}
+		next = min(folio_next_index(folio), last);
+		if (!folio_test_rcu_free(folio))
+			nr += next - index;
+		folio_put(folio);
+		index = next;
+	}
+	return nr;
 }
 
 /*
  * Send half of the reads to [@a, @a + @alen) of A and [@b, @b + @blen) of
  * B, and wait until they are hot: read, activated (the LRU drain), read
- * again (flagged PG_rcu_free).
+ * again (flagged PG_rcu_free), in rounds until every page of both ranges
+ * is flagged or RACE_WARM_JIFFIES have passed (counted as a cold start).
  */
 static void race_target(struct race *race, loff_t a, loff_t alen, loff_t b,
 			loff_t blen)
 {
+	unsigned long deadline = jiffies + RACE_WARM_JIFFIES;
+
 	WRITE_ONCE(race->f[0].target, a);
 	WRITE_ONCE(race->f[0].target_len, alen);
 	WRITE_ONCE(race->f[1].target, b);
 	WRITE_ONCE(race->f[1].target_len, blen);
-	race_wait_reads(race, RACE_WARM_READS);
-	lru_add_drain_all();
-	race_wait_reads(race, RACE_WARM_READS);
+	race->warm_ups++;
+	for (;;) {
+		race_wait_reads(race, RACE_WARM_READS);
+		lru_add_drain_all();
+		race_wait_reads(race, RACE_WARM_READS);
+		if (!race_cold_pages(&race->f[0], a, a + alen) &&
+		    !race_cold_pages(&race->f[1], b, b + blen))
+			return;
+		if (time_after(jiffies, deadline)) {
+			race->warm_cold++;
+			return;
+		}
+	}
 }
 
 /* An aligned range of @len in a file */
@@ -590,6 +745,17 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 		if (atomic_long_read(&race->bad_kind[i]))
 			kunit_info(test, "bad words, %s: %ld\n",
 				   race_bad_name[i], atomic_long_read(&race->bad_kind[i]));
+	kunit_info(test, "warm-up: %lu of %lu waits for %d reads of the targets timed out (HZ/10); %lu of %lu warm-ups left pages of the ranges unflagged\n",
+		   race->warm_timeouts, race->warm_waits, RACE_WARM_READS,
+		   race->warm_cold, race->warm_ups);
+	kunit_info(test, "%lu of %lu changes of A and %lu of %lu of B waited in vain for a read of their range in progress\n",
+		   race->f[0].align_missed, race->f[0].aligns,
+		   race->f[1].align_missed, race->f[1].aligns);
+	if (counted)
+		kunit_info(test, "%lu of %lu steps raced on A, %lu of %lu on B (a copy without a reference of the range ended between the wait for a read in progress and the end of the rewrite); after the wait, during the change: %lu on A, %lu on B\n",
+			   race->f[0].raced, race->f[0].steps,
+			   race->f[1].raced, race->f[1].steps,
+			   race->f[0].raced_change, race->f[1].raced_change);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_words), 0L,
 			    "first bad word: %s", race->first_bad);
 	KUNIT_EXPECT_EQ_MSG(test, atomic_long_read(&race->bad_reads), 0L,
@@ -597,10 +763,21 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 	KUNIT_EXPECT_GT_MSG(test, ops, 0UL, "the %s never happened", what);
 	KUNIT_EXPECT_GT_MSG(test, atomic_long_read(&race->long_reads), 0L,
 			    "no read longer than 512 KiB was checked");
-	if (counted)
-		KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
-				    "nothing was copied without a reference after the first of the %s",
-				    what);
+	KUNIT_EXPECT_LE_MSG(test, 2 * race->warm_timeouts, race->warm_waits,
+			    "more than half the warm-up waits timed out (%lu of %lu): the readers did not read the targets",
+			    race->warm_timeouts, race->warm_waits);
+	KUNIT_EXPECT_LE_MSG(test, 2 * race->warm_cold, race->warm_ups,
+			    "more than half the warm-ups left pages unflagged (%lu of %lu): the steps ran on cold folios",
+			    race->warm_cold, race->warm_ups);
+	if (!counted)
+		return;
+	KUNIT_EXPECT_GT_MSG(test, s1.bytes - s0->bytes, 0UL,
+			    "nothing was copied without a reference after the first of the %s",
+			    what);
+	for (i = 0; i < RACE_FILES; i++)
+		KUNIT_EXPECT_GE_MSG(test, 2 * race->f[i].raced, race->f[i].steps,
+				    "fewer than half the steps raced on %c: %lu of %lu",
+				    'A' + i, race->f[i].raced, race->f[i].steps);
 }
 
 /*
@@ -634,8 +811,11 @@ static void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what
 	kunit_info(test, "seed %u (boot with lockless_read_race_kunit.seed=%u to make the same choices)\n",
 		   s, s);
 	race = race_start(test, kind, s);
-	counted = lr_watch(test, race->f[0].lf, "bytes copied without a reference") &&
-		  lr_watch(test, race->f[1].lf, "bytes copied without a reference");
+	counted = lr_watch(test, race->f[0].lf,
+			   "bytes copied without a reference, steps raced") &&
+		  lr_watch(test, race->f[1].lf,
+			   "bytes copied without a reference, steps raced");
+	race->counted = counted;
 	ops = step(test, race, ++race->gen);
 	lr_now(test, &s0);
 	reads = atomic_long_read(&race->reads);
@@ -674,17 +854,22 @@ race_punch_step(struct kunit *test, struct race *race, u32 gen, bool falloc)
 	off[1] = race_pick(race, len[1]);
 	race_target(race, off[0], len[0], off[1], len[1]);
 	for (f = RACE_FILES - 1; f >= 0; f--)
-		race_begin(&race->f[f], off[f], off[f] + len[f], gen);
+		race_window(test, race, f, off[f], off[f] + len[f]);
+	race_align(test, race, 1);
+	race_begin(&race->f[1], off[1], off[1] + len[1], gen);
 	mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	if (falloc) {
 		mm_kunit_file_falloc(test, race->f[1].lf, off[1], len[1]);
 		mm_kunit_file_punch(test, race->f[1].lf, off[1], len[1]);
 	}
+	race_align(test, race, 0);
+	race_begin(&race->f[0], off[0], off[0] + len[0], gen);
 	mm_kunit_file_punch(test, race->f[0].lf, off[0], len[0]);
 	if (falloc)
 		mm_kunit_file_falloc(test, race->f[0].lf, off[0], len[0]);
 	race_write(test, race, 1, off[1], off[1] + len[1], gen);
 	race_write(test, race, 0, off[0], off[0] + len[0], gen);
+	race_window_close(test, race);
 	return true;
 }
 
@@ -709,11 +894,12 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 	}
 	race_target(race, from[0], RACE_FILE_SIZE - from[0], from[1],
 		    RACE_FILE_SIZE - from[1]);
-	for (f = 0; f < RACE_FILES; f++) {
+	for (f = 0; f < RACE_FILES; f++)
+		race_window(test, race, f, from[f], RACE_FILE_SIZE);
+	for (f = RACE_FILES - 1; f >= 0; f--) {
+		race_align(test, race, f);
 		race_begin(&race->f[f], from[f], RACE_FILE_SIZE, gen);
 		race_trunc_open(&race->f[f], size[f]);
-	}
-	for (f = RACE_FILES - 1; f >= 0; f--) {
 		KUNIT_ASSERT_EQ(test, vfs_truncate(&race->f[f].lf->file->f_path,
 						   size[f]), 0);
 		if (size[f] != from[f])
@@ -723,6 +909,7 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 		race_write(test, race, f, from[f], RACE_FILE_SIZE, gen);
 		race_trunc_close(&race->f[f]);
 	}
+	race_window_close(test, race);
 	return true;
 }
 
@@ -785,14 +972,21 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
 	off[1] = race_pick(race, RACE_RANGE);
 	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	/* The split changes A's whole PMD-size folio */
+	race_window(test, race, 0, pmd, pmd + RACE_PMD);
+	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
+	race_align(test, race, 0);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	for (f = RACE_FILES - 1; f >= 0; f--) {
+		if (f)
+			race_align(test, race, f);
 		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
 		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
 	}
 	for (f = RACE_FILES - 1; f >= 0; f--)
 		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+	race_window_close(test, race);
 	return split;
 }
 
@@ -804,7 +998,8 @@ static void lockless_read_race_split(struct kunit *test)
 
 /* Apply @fn to the folios of a hot 64 KiB range of A and of B */
 static unsigned long
-race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
+race_each_folio(struct kunit *test, struct race *race,
+		bool (*fn)(struct folio *folio))
 {
 	loff_t off[RACE_FILES];
 	unsigned long nr = 0;
@@ -814,7 +1009,10 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 	off[0] = race_pick(race, RACE_RANGE);
 	off[1] = race_pick(race, RACE_RANGE);
 	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	for (f = 0; f < RACE_FILES; f++)
+		race_window(test, race, f, off[f], off[f] + RACE_RANGE);
 	for (f = 0; f < RACE_FILES; f++) {
+		race_align(test, race, f);
 		for (index = off[f] >> PAGE_SHIFT;
 		     index < (off[f] + RACE_RANGE) >> PAGE_SHIFT; index++) {
 			struct folio *folio = mm_kunit_isolate_folio(race->f[f].lf, index);
@@ -824,17 +1022,22 @@ race_each_folio(struct race *race, bool (*fn)(struct folio *folio))
 				continue;
 			/* The rest of a large folio goes with it */
 			last = folio->index + folio_nr_pages(folio) - 1;
+			race_window(test, race, f,
+				    min(off[f], folio_pos(folio)),
+				    max(off[f] + RACE_RANGE,
+					folio_pos(folio) + (loff_t)folio_size(folio)));
 			nr += fn(folio);
 			index = max(index, last);
 		}
 	}
+	race_window_close(test, race);
 	return nr;
 }
 
 static unsigned long
 race_migration_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, mm_kunit_migrate_folio);
+	return race_each_folio(test, race, mm_kunit_migrate_folio);
 }
 
 /*
@@ -849,7 +1052,7 @@ static void lockless_read_race_migration(struct kunit *test)
 static unsigned long
 race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 {
-	return race_each_folio(race, mm_kunit_reclaim_folio);
+	return race_each_folio(test, race, mm_kunit_reclaim_folio);
 }
 
 /*
