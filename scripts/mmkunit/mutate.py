@@ -1194,24 +1194,11 @@ def merge(datas: List[dict]) -> dict:
 
 
 def cmd_mutate_merge(args) -> int:
-	paths = list(args.files)
-	if not paths and os.path.isdir(MUTATE_DIR):
-		paths = sorted(os.path.join(MUTATE_DIR, n) for n in os.listdir(MUTATE_DIR)
-			       if re.match(r'^shard-\d+-of-\d+\.json$', n))
-	if not paths:
-		raise Error('mutate-merge: no shard results: give SHARDS="a.json b.json" or run '
-			    f'make mutate SHARD=i/N first (they go to {rel(MUTATE_DIR)}/)')
-	datas = []
-	for p in paths:
-		with open(p) as f:
-			try:
-				d = json.load(f)
-			except ValueError as e:
-				raise Error(f'mutate-merge: {p} is not JSON ({e})')
-		if not isinstance(d, dict) or d.get('command', 'mutate') != 'mutate' or \
-				'mutants' not in d:
-			raise Error(f'mutate-merge: {p} is not a shard of make mutate')
-		datas.append(d)
+	# a mutate shard carries no "command" (older ones) but always "mutants"
+	shards = shard.load(list(args.files), MUTATE_DIR, 'mutate',
+			    lambda d: d.get('command', 'mutate') == 'mutate' and 'mutants' in d)
+	paths = [p for p, _ in shards]
+	datas = [d for _, d in shards]
 	out = merge(datas)
 	stem = os.path.join(MUTATE_DIR, 'merged')
 	text = write_reports(out, stem)

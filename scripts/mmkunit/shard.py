@@ -111,9 +111,11 @@ def write(path: str, data: Dict) -> None:
 		f.write('\n')
 
 
-def load(paths: List[str], directory: str, command: str) -> List[Tuple[str, Dict]]:
+def load(paths: List[str], directory: str, command: str,
+	 is_shard: Callable[[Dict], bool] = None) -> List[Tuple[str, Dict]]:
 	"""The shards' JSON: @paths, else every shard-*-of-*.json in
-	@directory."""
+	@directory.  @is_shard tells a shard of @command (default: its
+	"command" and a "fingerprint")."""
 	if not paths and os.path.isdir(directory):
 		paths = sorted(os.path.join(directory, n) for n in os.listdir(directory)
 			       if FILE_RE.match(n))
@@ -127,10 +129,13 @@ def load(paths: List[str], directory: str, command: str) -> List[Tuple[str, Dict
 				d = json.load(f)
 			except ValueError as e:
 				raise Error(f'{command}-merge: {p} is not JSON ({e})')
-		if not isinstance(d, dict) or d.get('command') != command or 'fingerprint' not in d:
+		ok = isinstance(d, dict) and (is_shard(d) if is_shard else
+					      d.get('command') == command and 'fingerprint' in d)
+		if not ok:
 			raise Error(f'{command}-merge: {p} is not a shard of make {command}'
 				    + (f' (it is one of make {d["command"]})'
-				       if isinstance(d, dict) and d.get('command') else ''))
+				       if isinstance(d, dict) and d.get('command', command) != command
+				       else ''))
 		out.append((p, d))
 	return out
 
