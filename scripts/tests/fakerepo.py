@@ -31,14 +31,17 @@ def _default_sigint() -> None:
 	signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-FAKE_KUNIT = r'''#!/usr/bin/env python3
-import json, os, subprocess, sys, time
-args = sys.argv[1:]
+# The argument parsing of a fake kunit.py (a script's text; it needs sys):
+# sub, the --option=value / --option value pairs in opts (the first wins),
+# every --kernel_args= in kargs, the rest in pos
+FAKE_KUNIT_ARGS = r'''args = sys.argv[1:]
 sub = args[0]
-opts, pos, i = {}, [], 1
+opts, pos, kargs, i = {}, [], [], 1
 while i < len(args):
 	a = args[i]
-	if a.startswith('--') and '=' in a:
+	if a.startswith('--kernel_args='):
+		kargs.append(a.split('=', 1)[1])
+	elif a.startswith('--') and '=' in a:
 		k, v = a[2:].split('=', 1)
 		opts.setdefault(k, v)
 	elif a.startswith('--'):
@@ -47,7 +50,11 @@ while i < len(args):
 	else:
 		pos.append(a)
 	i += 1
-ctl = os.environ['FAKE_CTL']
+'''
+
+FAKE_KUNIT = r'''#!/usr/bin/env python3
+import json, os, subprocess, sys, time
+''' + FAKE_KUNIT_ARGS + r'''ctl = os.environ['FAKE_CTL']
 out = opts['build_dir']
 with open(os.path.join(ctl, 'calls'), 'a') as f:
 	f.write(f'{time.time():.3f} {os.getpid()} {sub} ' + ' '.join(args[1:]) + '\n')

@@ -31,23 +31,7 @@ KUNIT_DIR = os.environ.get('MMKUNIT_KUNIT_DIR',
 # benchmark boots print BENCH lines whose values move with every patch.
 FAKE_KUNIT = r'''#!/usr/bin/env python3
 import json, os, sys
-args = sys.argv[1:]
-sub = args[0]
-opts, pos, kargs, i = {}, [], [], 1
-while i < len(args):
-	a = args[i]
-	if a.startswith('--kernel_args='):
-		kargs.append(a.split('=', 1)[1])
-	elif a.startswith('--') and '=' in a:
-		k, v = a[2:].split('=', 1)
-		opts.setdefault(k, v)
-	elif a.startswith('--'):
-		opts[a[2:]] = args[i + 1]
-		i += 1
-	else:
-		pos.append(a)
-	i += 1
-out = opts['build_dir']
+''' + fakerepo.FAKE_KUNIT_ARGS + r'''out = opts['build_dir']
 with open(os.path.join(os.environ['FAKE_CTL'], 'calls'), 'a') as f:
 	f.write(sub + ' ' + ' '.join(pos) + '\n')
 bz = os.path.join(out, 'arch/x86/boot/bzImage')
