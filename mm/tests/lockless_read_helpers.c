@@ -74,9 +74,8 @@ bool lr_switch_exists(struct kunit *test)
 /*
  * The switch is a debugfs attribute: it has ->read and ->write only, so
  * kernel_read() and kernel_write() refuse it.  Go through a page of user
- * memory in the current mm, attached first if the thread has none: the
- * restore below runs in KUnit's cleanup thread, after the case's mm is
- * gone.  Returns what vfs_read() or vfs_write() returned.
+ * memory (the restore below runs in KUnit's cleanup thread, after the
+ * case's mm is gone).  Returns what vfs_read() or vfs_write() returned.
  */
 static ssize_t lr_switch_rw(struct file *f, bool write, char *buf,
 			    size_t len)
@@ -85,13 +84,8 @@ static ssize_t lr_switch_rw(struct file *f, bool write, char *buf,
 	char __user *u;
 	loff_t pos = 0;
 	ssize_t n;
-	int ret;
 
-	ret = kunit_attach_mm();
-	if (ret)
-		return ret;
-	ubuf = vm_mmap(NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	ubuf = mm_kunit_user_page();
 	if (IS_ERR_VALUE(ubuf))
 		return ubuf;
 	u = (char __user *)ubuf;

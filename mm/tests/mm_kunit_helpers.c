@@ -283,17 +283,24 @@ static long mm_kunit_swap_syscall(bool on, unsigned long path)
 }
 #endif
 
+unsigned long mm_kunit_user_page(void)
+{
+	int ret = kunit_attach_mm();
+
+	if (ret)
+		return ret;
+	return vm_mmap(NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, 0);
+}
+EXPORT_SYMBOL_GPL(mm_kunit_user_page);
+
 /* swapon() (@on) or swapoff() of the RAM disk, from this kthread */
 static long mm_kunit_swap_call(bool on)
 {
 	unsigned long addr;
 	long ret;
 
-	ret = kunit_attach_mm();
-	if (ret)
-		return ret;
-	addr = vm_mmap(NULL, 0, PAGE_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	addr = mm_kunit_user_page();
 	if (IS_ERR_VALUE(addr))
 		return addr;
 	if (copy_to_user((void __user *)addr, MM_KUNIT_SWAP_DEV,

@@ -108,6 +108,14 @@ bool mm_kunit_migrate_folio(struct folio *folio);
 /* reclaim_pages() of an isolated folio: whether it was reclaimed */
 bool mm_kunit_reclaim_folio(struct folio *folio);
 /*
+ * A page of user memory for a call that takes a __user pointer, in the
+ * current mm, attached first if the thread has none (KUnit's cleanup
+ * thread has none): its address, or a negative errno (IS_ERR_VALUE()).
+ * vm_munmap() it after the call.
+ */
+unsigned long mm_kunit_user_page(void);
+
+/*
  * Give the guest a swap device for the rest of the case, if it has none:
  * the first RAM disk (CONFIG_BLK_DEV_RAM) gets a swap header and is
  * switched on with the swapon() system call, as a user would, and off
