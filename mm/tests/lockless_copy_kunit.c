@@ -565,21 +565,27 @@ static void lockless_copy_hwpoison_page_not_read(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, before, 16);
 }
 
-/* ------------------------------------- the window before the slot re-check */
+/* ------------------------------------- the windows around the slot re-check */
 
 /*
  * A read of several pages of a hot large folio, stopped inside its RCU
- * section between its read of i_size and its slot re-check (the hook
- * filemap_read_rcu_window(), a KUnit static stub), while a kthread on
- * another CPU splits the folio to order 0 and punches the pages behind the
- * first, or truncates the file to its first page or two.  The re-check is
- * of the slot of the last page to copy: it must see that the folio no
- * longer covers it, and leave the read to the slow path.
+ * section after its read of i_size (the hook filemap_read_rcu_window(), a
+ * KUnit static stub), while a kthread on another CPU changes the file.
+ * Before the slot re-check, the kthread splits the folio to order 0 and
+ * punches the pages behind the first, or truncates the file to its first
+ * page or two: the re-check is of the slot of the last page to copy, and
+ * must see that the folio no longer covers it, and leave the read to the
+ * slow path.  After the re-check has passed, the kthread splits the folio,
+ * truncates the file to its first page and writes new bytes past its old
+ * end: the read must copy from the folio it holds no further than the
+ * i_size it read before the re-check.
  */
 struct window_step {
 	const char *name;
 	bool pmd;		/* a PMD folio, else an order-2 one */
 	pgoff_t keep;		/* truncate to @keep pages; 0: punch 1.. */
+	pgoff_t size;		/* pages in the file; 0: 2 MiB */
+	bool after;		/* stop after the re-check, and extend */
 };
 
 /*
@@ -588,11 +594,16 @@ struct window_step {
  * the node stays and its slot 0 still holds the folio, now of order 0.
  */
 static const struct window_step window_steps[] = {
-	{ "PMD folio split, pages 1-15 punched", true, 0 },
-	{ "PMD folio split, file truncated to one page", true, 1 },
-	{ "order-2 folio split, pages 1-3 punched", false, 0 },
-	{ "order-2 folio split, file truncated to one page", false, 1 },
-	{ "order-2 folio split, file truncated to two pages", false, 2 },
+	{ .name = "PMD folio split, pages 1-15 punched", .pmd = true },
+	{ .name = "PMD folio split, file truncated to one page",
+	  .pmd = true, .keep = 1 },
+	{ .name = "order-2 folio split, pages 1-3 punched" },
+	{ .name = "order-2 folio split, file truncated to one page",
+	  .keep = 1 },
+	{ .name = "order-2 folio split, file truncated to two pages",
+	  .keep = 2 },
+	{ .name = "after the re-check: 2-page file, PMD folio split, cut to 1, written to 16",
+	  .pmd = true, .keep = 1, .size = 2, .after = true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(window_step, window_steps, name);
@@ -607,6 +618,7 @@ struct window {
 	struct mm_kunit_file *lf;
 	struct address_space *mapping;
 	pgoff_t nr;			/* pages the read asks for */
+	u8 *fresh;			/* after: the bytes written past @keep */
 	struct task_struct *task;	/* created, woken by the stop */
 	/* Set by the stop */
 	bool stopped;
@@ -615,10 +627,14 @@ struct window {
 	bool guard_expired;
 	/* Set by the kthread before done */
 	int split_err, split_tries, step_err;
+	const char *step_op;		/* what @step_err is of */
 	bool done;
 };
 
-/* The kthread: split the folio the reader found, then punch or truncate */
+/*
+ * The kthread: split the folio the reader found, then punch or truncate,
+ * and (after) write the fresh bytes past what it kept
+ */
 static int window_step_fn(void *arg)
 {
 	struct window *w = arg;
@@ -636,12 +652,23 @@ static int window_step_fn(void *arg)
 		w->split_err = mm_kunit_split_folio(w->lf, 0, w->folio);
 	} while (w->split_err == -EAGAIN &&
 		 w->split_tries < WINDOW_SPLIT_TRIES);
+	w->step_op = w->step->keep ? "truncate" : "punch";
 	if (!w->split_err && w->step->keep)
 		w->step_err = vfs_truncate(&w->lf->file->f_path,
 					   w->step->keep * PAGE_SIZE);
 	else if (!w->split_err)
 		w->step_err = vfs_fallocate(w->lf->file, FALLOC_FL_PUNCH_HOLE |
 					    FALLOC_FL_KEEP_SIZE, PAGE_SIZE, len);
+	if (!w->split_err && !w->step_err && w->step->after) {
+		loff_t pos = w->step->keep * PAGE_SIZE;
+		size_t n = (w->nr - w->step->keep) * PAGE_SIZE;
+		ssize_t ret;
+
+		w->step_op = "write";
+		ret = kernel_write(w->lf->file, w->fresh, n, &pos);
+		if (ret != n)
+			w->step_err = ret < 0 ? ret : -EIO;
+	}
 	/* The results above before done: the reader reads them after it */
 	smp_store_release(&w->done, true);
 	while (!kthread_should_stop()) {
@@ -671,16 +698,19 @@ static void window_key_off(void *unused)
 
 /*
  * The stub of filemap_read_rcu_window(), for this test's thread only: at
- * the first stop in the case's file, wake the kthread and wait inside the
- * reader's RCU section until it is done (or the guard expires).
+ * the first stop in the case's file on the step's side of the re-check,
+ * wake the kthread and wait inside the reader's RCU section until it is
+ * done (or the guard expires).
  */
-static void window_stop(struct folio *folio, pgoff_t index, pgoff_t end)
+static void window_stop(struct folio *folio, pgoff_t index, pgoff_t end,
+			bool checked)
 {
 	struct kunit *test = kunit_get_current_test();
 	struct window *w = test ? test->priv : NULL;
 	ktime_t deadline;
 
-	if (!w || w->stopped || READ_ONCE(folio->mapping) != w->mapping)
+	if (!w || w->stopped || checked != w->step->after ||
+	    READ_ONCE(folio->mapping) != w->mapping)
 		return;
 	w->stopped = true;
 	w->folio = folio;
@@ -699,11 +729,12 @@ static void window_stop(struct folio *folio, pgoff_t index, pgoff_t end)
 }
 
 /*
- * A hot tmpfs file of 2 MiB written with @seed whose first folio is a PMD
- * folio, or the order-2 folio of a split of it, flagged, and for which a
- * read from the first byte may leave folio_mark_accessed() out.
+ * A hot tmpfs file of @size bytes written with @seed whose first folio is
+ * a PMD folio, or the order-2 folio of a split of it, flagged, and for
+ * which a read from the first byte may leave folio_mark_accessed() out.
  */
-static struct mm_kunit_file *window_file(struct kunit *test, bool pmd, u8 seed)
+static struct mm_kunit_file *window_file(struct kunit *test, bool pmd,
+					 loff_t size, u8 seed)
 {
 	struct mm_kunit_file *lf;
 	struct folio *folio;
@@ -711,7 +742,7 @@ static struct mm_kunit_file *window_file(struct kunit *test, bool pmd, u8 seed)
 	bool skips;
 	int err;
 
-	lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_2M);
+	lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, size);
 	mm_kunit_file_write(test, lf, 0, lf->size, seed);
 	mm_kunit_need_pmd_folio(test, lf, 0);
 	if (!pmd) {
@@ -750,8 +781,15 @@ static struct mm_kunit_file *window_file(struct kunit *test, bool pmd, u8 seed)
  * the first page does so where that slot still holds the split's first
  * folio, the order-2 steps that keep the node (pages 1-3 punched,
  * truncated to two pages).  The PMD folio's pages 0 and 15 share a slot of
- * their node, which the split turns into a child node.  The stop must have
- * been reached, with the split and the punch or truncation done in it.
+ * their node, which the split turns into a child node.
+ *
+ * Stopped after the re-check instead, in a file of two pages whose PMD
+ * folio is split and truncated to one page, then written with new bytes
+ * up to 16: the read copies the held folio up to the i_size it read
+ * first (page 1 may be the old one) and finds the new bytes from there
+ * on.  A read that takes i_size after the re-check copies the held
+ * folio's zeroes past the old end instead.  In every step the stop must
+ * have been reached, with the split and the change done in it.
  */
 static void lockless_copy_window_split_cut(struct kunit *test)
 {
@@ -759,7 +797,7 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 	struct mm_kunit_reader *r;
 	struct task_struct *task;
 	struct window *w;
-	size_t len, got_len;
+	size_t len, got_len, i;
 	u8 *want;
 	ssize_t ret;
 	int cpu;
@@ -772,12 +810,18 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, w);
 	w->step = step;
 	w->nr = step->pmd ? 16 : 4;
-	w->lf = window_file(test, step->pmd, 7);
+	w->lf = window_file(test, step->pmd,
+			    step->size ? step->size * PAGE_SIZE : SZ_2M, 7);
 	w->mapping = w->lf->file->f_mapping;
 	len = w->nr * PAGE_SIZE;
 	want = kunit_kzalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, want);
 	memcpy(want, w->lf->want, (step->keep ?: 1) * PAGE_SIZE);
+	if (step->after) {
+		w->fresh = want + step->keep * PAGE_SIZE;
+		for (i = step->keep * PAGE_SIZE; i < len; i++)
+			want[i] = mm_test_pattern(i, 9);
+	}
 	r = mm_kunit_reader_create(test);
 	/* No LRU batch holds a reference that would fail the split */
 	lru_add_drain_all();
@@ -816,15 +860,19 @@ static void lockless_copy_window_split_cut(struct kunit *test)
 			    "%s: split in the window failed after %d tries",
 			    step->name, w->split_tries);
 	KUNIT_ASSERT_EQ_MSG(test, w->step_err, 0, "%s: %s in the window failed",
-			    step->name, step->keep ? "truncate" : "punch");
+			    step->name, w->step_op);
 	KUNIT_EXPECT_EQ_MSG(test, w->index, 0UL, "%s: stopped at another page",
 			    step->name);
 	KUNIT_EXPECT_EQ_MSG(test, w->end, w->nr,
 			    "%s: the reader was not to copy all %lu pages",
 			    step->name, w->nr);
-	got_len = step->keep ? step->keep * PAGE_SIZE : len;
+	got_len = step->keep && !step->after ? step->keep * PAGE_SIZE : len;
 	KUNIT_ASSERT_EQ_MSG(test, ret, (ssize_t)got_len,
 			    "%s: the read returned another length", step->name);
+	/* After: the old end, page 1, read before the change is no fault */
+	if (step->after &&
+	    !memcmp(r->kbuf + PAGE_SIZE, w->lf->want + PAGE_SIZE, PAGE_SIZE))
+		memcpy(want + PAGE_SIZE, w->lf->want + PAGE_SIZE, PAGE_SIZE);
 	mm_kunit_check_bytes(test, r->kbuf, want, 0, got_len, step->name);
 }
 

@@ -81,7 +81,7 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 #define mm_hook_name_FILEMAP_READ_RCU_IN_SLOT \
 	"filemap_read_rcu_in_slot() visible to KUnit"
 #define mm_hook_name_FILEMAP_READ_RCU_WINDOW \
-	"filemap_read_rcu_window() (a pause before the slot re-check)"
+	"filemap_read_rcu_window() (pauses around the slot re-check)"
 #define mm_hook_name_FILEMAP_GET_READ_BATCH \
 	"filemap_get_read_batch() visible to KUnit"
 
@@ -142,7 +142,7 @@ static inline bool filemap_read_rcu_in_slot(struct xa_state *xas,
 
 #if !MM_HOOK(FILEMAP_READ_RCU_WINDOW)
 static inline void filemap_read_rcu_window(struct folio *folio, pgoff_t index,
-					   pgoff_t end)
+					   pgoff_t end, bool checked)
 {
 }
 
