@@ -18,15 +18,19 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
 #include <linux/kthread.h>
 #include <linux/memory.h>
+#include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/shrinker.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
@@ -381,6 +385,103 @@ static void rcu_free_drain_sync_frees_to_buddy(struct kunit *test)
 				    "drained pages not on the buddy lists");
 }
 
+/* rcu_free_sync() in a kthread, and whether it has returned */
+struct sync_call {
+	struct completion done;
+};
+
+static int sync_fn(void *data)
+{
+	struct sync_call *call = data;
+
+	rcu_free_sync();
+	complete(&call->done);
+	return 0;
+}
+
+/* Pages of each set drain_in_flight frees */
+#define IN_FLIGHT_PAGES	8
+
+/*
+ * The two-list rule on the drain: pages freed while a drain has its
+ * pages in flight (taken off the lists, its expedited grace period held
+ * up by this case's reader) wait for a grace period that starts after
+ * their put; the drain does not hand them back with what it took.
+ * rcu_free_sync() runs in a kthread on the other CPU, and the second
+ * set is freed once that kthread is seen asleep in a grace-period wait
+ * and a grace period has started since the reader began (the RCU
+ * cookie): the one the drain waits for, which cannot count for the
+ * second set (10 s are a hang guard).  Every page is checked against the
+ * grace-period state of its last put (and patch 19's count at the
+ * exit); the lists are held, so the drain must have freed the first
+ * set, and only a drain could.
+ */
+static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
+{
+	struct page *pages[2 * IN_FLIGHT_PAGES];
+	unsigned long deadline;
+	bool returned, waiting = false, started = false;
+	struct task_struct *task;
+	struct sync_call *call;
+	struct rcu_gp_seq c0;
+	unsigned int back;
+	int i;
+
+	rfk_require_sync(test);
+	/* Else a normal grace period may free the first set before the drain */
+	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the drain runs on one while the case holds a reader on the other");
+	if (!IS_ENABLED(CONFIG_STACKTRACE) || !IS_ENABLED(CONFIG_KALLSYMS))
+		kunit_skip(test,
+			   "config: CONFIG_STACKTRACE or CONFIG_KALLSYMS is off: the drain cannot be seen waiting");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, call);
+	init_completion(&call->done);
+	/* Before the allocation: it may end the case */
+	rfk_hold(test, "that the drain freed the first set");
+	rfk_alloc_all(test, pages, ARRAY_SIZE(pages), GFP_KERNEL, GFP_KERNEL);
+	for (i = 0; i < IN_FLIGHT_PAGES; i++)
+		rfk_put_flagged(test, pages[i]);
+
+	migrate_disable();
+	task = rfk_other_cpu_thread(sync_fn, call, "rcu_free_sync");
+	if (IS_ERR(task)) {
+		migrate_enable();
+		for (i = IN_FLIGHT_PAGES; i < ARRAY_SIZE(pages); i++)
+			__free_page(pages[i]);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	/* Its stack is looked at until this thread has left the section */
+	get_task_struct(task);
+	rcu_read_lock();
+	get_state_synchronize_rcu_full(&c0);
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(returned = completion_done(&call->done)) &&
+	       !((waiting = rfk_in_gp_wait(task)) &&
+		 (started = rfk_gps_started(&c0, false))) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	for (i = IN_FLIGHT_PAGES; i < ARRAY_SIZE(pages); i++)
+		rfk_put_flagged(test, pages[i]);
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+	put_task_struct(task);
+	back = rfk_check_freed(test, "a drain with pages in flight");
+
+	KUNIT_EXPECT_FALSE_MSG(test, returned,
+			       "rcu_free_sync() returned inside a reader's section");
+	if (!returned && !(waiting && started))
+		kunit_info(test,
+			   "the drain not seen in a synchronize_rcu*() or wait_rcu_gp() wait with a grace period started (%d, %d), still blocked after 10 s",
+			   waiting, started);
+	KUNIT_EXPECT_GE_MSG(test, back, IN_FLIGHT_PAGES,
+			    "the drain left pages it took waiting");
+}
+
 /* How a case lays out the pageblock it hands to alloc_contig_range() */
 struct contig_case {
 	const char *name;
@@ -599,6 +700,7 @@ struct offline_call {
 	struct memory_block *mem;
 	int ret;
 	struct completion done;
+	struct task_struct *task;
 };
 
 static int offline_fn(void *data)
@@ -613,26 +715,48 @@ static int offline_fn(void *data)
 	return 0;
 }
 
-/*
- * Offline @mem; after 30 s (a hang guard: offline retries until a signal)
- * kill the attempt.  0, an error, or -ETIMEDOUT.
- */
-static int offline_block(struct memory_block *mem)
+/* Start offlining @mem: 0 or an error; offline_end() ends it */
+static int offline_start(struct offline_call *call, struct memory_block *mem)
 {
-	struct offline_call call = { .mem = mem };
 	struct task_struct *task;
-	int ret;
 
-	init_completion(&call.done);
-	task = kthread_run(offline_fn, &call, "rcu_free_offline");
+	call->mem = mem;
+	init_completion(&call->done);
+	task = kthread_create(offline_fn, call, "rcu_free_offline");
 	if (IS_ERR(task))
 		return PTR_ERR(task);
-	if (!wait_for_completion_timeout(&call.done, 30 * HZ)) {
-		send_sig(SIGKILL, task, 1);
-		wait_for_completion(&call.done);
-		return -ETIMEDOUT;
+	/* Signalled until it has returned */
+	call->task = get_task_struct(task);
+	wake_up_process(task);
+	return 0;
+}
+
+/*
+ * Wait for the offline of @call, @timeout at most (offline retries until
+ * a signal), then kill it: its result, or -ETIMEDOUT if it was killed
+ * and returned -EINTR.
+ */
+static int offline_end(struct offline_call *call, unsigned long timeout)
+{
+	bool killed = false;
+
+	if (!wait_for_completion_timeout(&call->done, timeout)) {
+		send_sig(SIGKILL, call->task, 1);
+		wait_for_completion(&call->done);
+		killed = true;
 	}
-	return call.ret;
+	put_task_struct(call->task);
+	return killed && call->ret == -EINTR ? -ETIMEDOUT : call->ret;
+}
+
+/* Offline @mem, killed after 30 s (a hang guard): 0 or an error */
+static int offline_block(struct memory_block *mem)
+{
+	struct offline_call call;
+	int ret;
+
+	ret = offline_start(&call, mem);
+	return ret ?: offline_end(&call, 30 * HZ);
 }
 
 /* Online @mem if it is offline: 0 or an error */
@@ -707,7 +831,7 @@ static void rcu_free_drain_offline_migrated(struct kunit *test)
 	struct memory_block *mem;
 	struct moved_file *mf;
 	unsigned long start;
-	int ret;
+	int ret, online;
 
 	rfk_require_contig(test);
 	mf = moved_file_create(test, "offlined");
@@ -724,11 +848,298 @@ static void rcu_free_drain_offline_migrated(struct kunit *test)
 	/*
 	 * Online again before a look at the old pages: the struct pages of
 	 * an offline block are poisoned (CONFIG_DEBUG_VM).  Nothing between
-	 * the two may end the case.
+	 * the two may end the case; if the block stays offline, nothing may
+	 * look at them at all.
 	 */
-	KUNIT_EXPECT_EQ_MSG(test, block_online(mem), 0, "online again");
+	online = block_online(mem);
+	if (online)
+		rfk_unwatch_all(test);
+	KUNIT_ASSERT_EQ_MSG(test, online, 0, "online again");
 	rfk_check_freed(test, "memory offline");
 	moved_file_check(test, mf, ret);
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
+#endif
+}
+
+#if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
+/* What offline_poisoned sees of its page when the block goes offline */
+struct poisoned_watch {
+	struct notifier_block nb;
+	struct page *page;
+	struct zone *zone;
+	int nr_free_rcu;
+	bool offlined;
+	bool flagged;
+	long waiting;
+};
+
+/*
+ * At MEM_OFFLINE, before the block's struct pages are poisoned
+ * (CONFIG_DEBUG_VM): the zone's waiting pages, and a rescue if the page
+ * is still on a list (a poisoned page is dropped there, not freed).
+ */
+static int poisoned_watch_fn(struct notifier_block *nb, unsigned long action,
+			     void *arg)
+{
+	struct poisoned_watch *w = container_of(nb, struct poisoned_watch, nb);
+	struct memory_notify *mn = arg;
+	unsigned long pfn = page_to_pfn(w->page);
+
+	if (action != MEM_OFFLINE || pfn < mn->start_pfn ||
+	    pfn >= mn->start_pfn + mn->nr_pages)
+		return NOTIFY_OK;
+	w->offlined = true;
+	w->waiting = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	w->flagged = folio_test_rcu_free(page_folio(w->page));
+	if (w->flagged)
+		rcu_free_sync();
+	return NOTIFY_OK;
+}
+
+/*
+ * Give the page back if the block never went offline (a failed case):
+ * it leaves the lists poisoned, is dropped there, and is freed here.
+ */
+static void poisoned_watch_end(void *data)
+{
+	struct poisoned_watch *w = data;
+
+	unregister_memory_notifier(&w->nb);
+	if (w->offlined || !PageHWPoison(w->page))
+		return;
+	/* Frees the lists, held or not */
+	rcu_free_sync();
+	ClearPageHWPoison(w->page);
+	if (!page_count(w->page) && !PageBuddy(w->page)) {
+		set_page_count(w->page, 1);
+		__free_page(w->page);
+	}
+}
+#endif
+
+/*
+ * Memory offline of a block holding a poisoned page that still waits for
+ * a grace period (poisoned after its last put, as memory_failure() racing
+ * with that put leaves it): offline accepts a poisoned page in any state,
+ * so before the block's struct pages go it must take the page off the
+ * lists: when the block goes offline (a memory notifier looks) the page
+ * no longer has PG_rcu_free, or at least nr_free_rcu of the zone is back
+ * where it was before the put (a page off the lists whose flag stays is
+ * no fault; a free of someone else's meanwhile alone is no fault
+ * either).  The lists are held (the page would otherwise leave after a
+ * normal grace period), and the block is online again when the case
+ * ends.
+ */
+static void rcu_free_drain_offline_poisoned_waiting(struct kunit *test)
+{
+#if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
+	struct poisoned_watch *w;
+	struct memory_block *mem;
+	long waiting0, waiting_in;
+	unsigned long pfn;
+	int ret, online;
+
+	rfk_require_sync(test);
+	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+	rfk_require_contig(test);
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	/* Before the page: it may end the case */
+	rfk_hold(test, "that the page waited when offline began");
+	mem = offlinable_block(test);
+	pfn = section_nr_to_pfn(mem->start_section_nr) + pageblock_nr_pages;
+	ret = rfk_alloc_contig(pfn, pfn + 1);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	w->page = pfn_to_page(pfn);
+	w->zone = page_zone(w->page);
+	w->nb.notifier_call = poisoned_watch_fn;
+	ret = register_memory_notifier(&w->nb);
+	if (ret) {
+		__free_page(w->page);
+		KUNIT_FAIL_AND_ABORT(test, "register_memory_notifier: %d", ret);
+	}
+	/* Frees the lists itself if needed: the hold may still be on */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, poisoned_watch_end,
+							w), 0);
+
+	waiting0 = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	rfk_put_flagged(test, w->page);
+	SetPageHWPoison(w->page);
+	waiting_in = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	ret = offline_block(mem);
+	/* Online again before a look at the page (see offline_migrated) */
+	online = block_online(mem);
+	if (online)
+		rfk_unwatch_all(test);
+	KUNIT_ASSERT_EQ_MSG(test, online, 0, "online again");
+	rfk_check_freed(test, "memory offline");
+
+	KUNIT_ASSERT_GT_MSG(test, waiting_in, waiting0,
+			    "the poisoned page did not wait");
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "offline");
+	KUNIT_ASSERT_TRUE_MSG(test, w->offlined,
+			      "the block never reached MEM_OFFLINE");
+	KUNIT_EXPECT_FALSE_MSG(test, w->flagged && w->waiting > waiting0,
+			       "the block went offline with the poisoned page still waiting on a list (nr_free_rcu %ld, %ld before its put)",
+			       w->waiting, waiting0);
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE or CONFIG_MEMORY_FAILURE is off");
+#endif
+}
+
+/* What moved_nothing sees of the offline: range checks, folios moved */
+struct offline_trace {
+	unsigned long start;
+	atomic_t checks;
+	atomic_long_t moved, failed;
+};
+
+/* test_pages_isolated() on the range that starts at @start */
+static void count_range_check(void *data, unsigned long start_pfn,
+			      unsigned long end_pfn, unsigned long fin_pfn)
+{
+	struct offline_trace *t = data;
+
+	if (start_pfn == t->start)
+		atomic_inc(&t->checks);
+}
+
+/* migrate_pages() for memory hotplug: what it moved, what it could not */
+static void count_hotplug_moved(void *data, unsigned long succeeded,
+				unsigned long failed,
+				unsigned long thp_succeeded,
+				unsigned long thp_failed,
+				unsigned long thp_split,
+				unsigned long large_folio_split,
+				enum migrate_mode mode,
+				enum migrate_reason reason)
+{
+	struct offline_trace *t = data;
+
+	if (reason != MR_MEMORY_HOTPLUG)
+		return;
+	atomic_long_add(succeeded, &t->moved);
+	atomic_long_add(failed, &t->failed);
+}
+
+/*
+ * An offline pass that tried to migrate but moved nothing does not free
+ * the pages waiting for a grace period: only the old copies of folios it
+ * migrated give it a reason to, and a pass stuck on a busy page would
+ * otherwise expedite a grace period on every retry.  The block holds a
+ * tmpfs folio the case keeps a reference on (its migration fails) and a
+ * page waiting on the held lists.  Once offline has failed to migrate
+ * the folio (the mm_migrate_pages tracepoint, for hotplug), the case
+ * takes the folio off the LRU, so that the pass ends with nothing
+ * migrated and the range still busy; after two more checks of the range
+ * (the test_pages_isolated tracepoint) offline is stopped.  The waiting
+ * page must still wait, and no drain may have run.
+ */
+static void rcu_free_drain_offline_moved_nothing(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_HOTREMOVE
+	unsigned long start, pfn, deadline, drains0, drains, moved;
+	struct offline_trace *trace;
+	struct offline_call call;
+	struct memory_block *mem;
+	struct page *wait_page;
+	bool isolated = false;
+	struct folio *folio;
+	struct file *file;
+	int ret, checks0, nr_checks;
+	loff_t pos = 0;
+	void *data;
+
+	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+	rfk_require_contig(test);
+	trace = kunit_kzalloc(test, sizeof(*trace), GFP_KERNEL);
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, trace);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	if (!mm_test_probe(test, "test_pages_isolated", count_range_check,
+			   trace))
+		kunit_skip(test, "kernel: no test_pages_isolated tracepoint");
+	if (!mm_test_probe(test, "mm_migrate_pages", count_hotplug_moved,
+			   trace))
+		kunit_skip(test, "kernel: no mm_migrate_pages tracepoint");
+	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+			     "busy");
+	/* Before the pages: it may end the case */
+	rfk_hold(test, "that the page waited");
+	mem = offlinable_block(test);
+	start = section_nr_to_pfn(mem->start_section_nr);
+	trace->start = start;
+	pfn = start + pageblock_nr_pages;
+	ret = rfk_alloc_contig(pfn, pfn + 2);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	wait_page = pfn_to_page(pfn);
+
+	/* The file's folio from this CPU's pcp list, where its page went */
+	migrate_disable();
+	__free_page(pfn_to_page(pfn + 1));
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	migrate_enable();
+	folio = filemap_get_folio(file->f_mapping, 0);
+	if (ret != PAGE_SIZE || IS_ERR(folio)) {
+		if (!IS_ERR(folio))
+			folio_put(folio);
+		__free_page(wait_page);
+		KUNIT_FAIL_AND_ABORT(test, "write of the file: %d, folio: %d",
+				     ret, PTR_ERR_OR_ZERO(folio));
+	}
+	if (folio_pfn(folio) != pfn + 1) {
+		folio_put(folio);
+		__free_page(wait_page);
+		kunit_skip(test, "machine: the file's folio is not in the block");
+	}
+	lru_add_drain_all();
+
+	rfk_put_flagged(test, wait_page);
+	drains0 = vm_event(test, "pgfree_rcu_drain");
+	ret = offline_start(&call, mem);
+	if (ret) {
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %d", ret);
+	}
+	/* 30 s are a hang guard */
+	deadline = jiffies + 30 * HZ;
+	while (!atomic_long_read(&trace->failed) &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline))
+		usleep_range(100, 200);
+	while (!(isolated = folio_isolate_lru(folio)) &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline))
+		cond_resched();
+	checks0 = atomic_read(&trace->checks);
+	while ((nr_checks = atomic_read(&trace->checks) - checks0) < 2 &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline))
+		usleep_range(100, 200);
+	ret = offline_end(&call, 0);
+	if (isolated)
+		folio_putback_lru(folio);
+	folio_put(folio);
+	rfk_check_freed(test, "an offline that moved nothing");
+	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	moved = atomic_long_read(&trace->moved);
+
+	if (!isolated && ret != -ETIMEDOUT)
+		kunit_skip(test,
+			   "machine: offline ended (%d) before the case took the folio off the LRU",
+			   ret);
+	KUNIT_ASSERT_TRUE_MSG(test, isolated,
+			      "offline never let go of the folio it could not migrate");
+	KUNIT_ASSERT_GE_MSG(test, nr_checks, 2,
+			    "offline not seen checking the range twice after the folio left the LRU");
+	if (moved && drains)
+		kunit_skip(test,
+			   "machine: offline migrated %lu folios that were not the case's",
+			   moved);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -ETIMEDOUT,
+			    "offline of a block with a busy folio did not retry");
+	KUNIT_EXPECT_TRUE_MSG(test, folio_test_rcu_free(page_folio(wait_page)),
+			      "an offline pass that moved nothing freed the waiting pages");
+	KUNIT_EXPECT_EQ(test, drains, 0);
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
 #endif
@@ -740,9 +1151,12 @@ static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE(rcu_free_drain_that_cannot_help_ends),
 	KUNIT_CASE_PARAM(rcu_free_drain_streak, streak_gen_params),
 	KUNIT_CASE(rcu_free_drain_sync_frees_to_buddy),
+	KUNIT_CASE(rcu_free_drain_in_flight_waits_for_next),
 	KUNIT_CASE_PARAM(rcu_free_drain_contig_range, contig_gen_params),
 	KUNIT_CASE(rcu_free_drain_contig_migrated),
 	KUNIT_CASE(rcu_free_drain_offline_migrated),
+	KUNIT_CASE(rcu_free_drain_offline_poisoned_waiting),
+	KUNIT_CASE(rcu_free_drain_offline_moved_nothing),
 	{}
 };
 

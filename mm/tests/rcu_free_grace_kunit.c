@@ -292,23 +292,67 @@ static void dma_fill_ease(struct zone *zone, struct dma_fill *fill)
 }
 
 /*
+ * Right before the put that decides, inside the reader: take back what
+ * landed in @zone since the ease (kswapd's reclaim after the fill, pcp
+ * lists flushed late) until its free pages are below high again.  No
+ * sleeping allocation here; what is taken goes back with the fill.
+ */
+static void dma_fill_trim(struct zone *zone, struct dma_fill *fill)
+{
+	struct page *page;
+
+	while (fill->nr < RFK_DMA_MAX_PAGES &&
+	       zone_page_state(zone, NR_FREE_PAGES) >= high_wmark_pages(zone)) {
+		page = alloc_page(GFP_NOWAIT | __GFP_NOWARN | GFP_DMA);
+		if (!page)
+			break;
+		fill->pages[fill->nr++] = page;
+	}
+}
+
+/* Why pile_up() could not free its @nr_during pages where it meant to */
+enum during_miss {
+	DURING_OK,
+	DURING_NOT_TAKEN,	/* the work never took the pile off the lists */
+	DURING_NO_GPS,		/* its grace periods not both seen started */
+};
+
+/*
  * Defer RCU_FREE_EXPEDITE_PAGES pages on one CPU inside a read-side
  * section (no normal grace period can take any of them meanwhile).  The
  * last one, whose free decides, is in a zone short of memory if
  * @is_short (ZONE_DMA, filled up by the case and eased to just above
- * its low watermark), else in one with plenty free.  The expedites
- * that ran.
+ * its low watermark), else in one with plenty free.  With @nr_during,
+ * once the expedite work is seen to have taken that pile off the lists
+ * (the queue count: it then waits for a grace period this section holds
+ * up) and both the normal grace period of the CPU's batch and that
+ * expedited one have started (the RCU cookie), @nr_during more pages are
+ * freed in the same section, the last of them in the short zone too:
+ * each must wait for a grace period that starts after its put, not for
+ * one in flight, which the exit's check of each page's cookie tells.
+ * The expedites that ran.
  */
-static unsigned long pile_up(struct kunit *test, bool is_short)
+static unsigned long pile_up(struct kunit *test, bool is_short,
+			     int nr_during)
 {
 	const int nr = RCU_FREE_EXPEDITE_PAGES;
-	unsigned long ev0, free_in, high, low;
+	gfp_t last = is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL;
+	unsigned long ev0, free_in, high, low, queued0 = 0, deadline;
+	enum during_miss miss = DURING_OK;
+	struct rcu_gp_seq c0;
 	struct dma_fill *fill;
 	struct page **pages;
 	struct zone *zone;
 	int i;
 
 	rfk_require_expedite(test);
+	if (nr_during) {
+		/* Seeing the work take the pile needs the queue count */
+		MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+		if (num_online_cpus() < 2)
+			kunit_skip(test,
+				   "machine: needs 2 CPUs: the expedite work runs on one while the case holds a reader on the other");
+	}
 	if (is_short)
 		fill = kunit_kzalloc(test, sizeof(*fill), GFP_KERNEL);
 	else
@@ -320,28 +364,75 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 				kunit_add_action_or_reset(test, dma_fill_free, fill),
 				0);
 	}
-	pages = kunit_kcalloc(test, nr, sizeof(*pages), GFP_KERNEL);
+	pages = kunit_kcalloc(test, nr + nr_during, sizeof(*pages), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
-	rfk_alloc_all(test, pages, nr, GFP_KERNEL,
-		      is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL);
+	rfk_alloc_all(test, pages, nr, GFP_KERNEL, last);
+	if (nr_during &&
+	    !rfk_try_alloc_all(pages + nr, nr_during, GFP_KERNEL, last)) {
+		for (i = 0; i < nr; i++)
+			__free_page(pages[i]);
+		KUNIT_FAIL_AND_ABORT(test, "could not allocate %d pages",
+				     nr_during);
+	}
 	zone = page_zone(pages[nr - 1]);
 	if (is_short) {
 		fill->nr = rfk_fill_zone_dma(fill->pages, 0, false);
 		dma_fill_ease(zone, fill);
 	}
 	ev0 = vm_event(test, "pgfree_rcu_expedite");
+	/* What earlier cases left waiting leaves, no grace period runs */
+	if (nr_during)
+		rcu_free_wait_grace();
 
 	rcu_read_lock();
 	migrate_disable();
+	if (nr_during) {
+		queued0 = rcu_free_nr_queued();
+		get_state_synchronize_rcu_full(&c0);
+	}
+	if (queued0) {
+		migrate_enable();
+		rcu_read_unlock();
+		for (i = 0; i < nr + nr_during; i++)
+			__free_page(pages[i]);
+		kunit_skip(test,
+			   "machine: %lu pages of others queued: the count could not tell the work took this pile",
+			   queued0);
+	}
 	for (i = 0; i < nr - 1; i++)
 		rfk_put_flagged(test, pages[i]);
 	/* Right before the put that decides */
+	if (is_short)
+		dma_fill_trim(zone, fill);
 	free_in = zone_page_state(zone, NR_FREE_PAGES);
 	high = high_wmark_pages(zone);
 	low = low_wmark_pages(zone);
 	rfk_put_flagged(test, pages[nr - 1]);
+	if (nr_during && free_in < high) {
+		/*
+		 * The work runs on another CPU (rcu_free_wq is unbound; it
+		 * cannot preempt this section without PREEMPT_RCU).  The
+		 * 10 s are a hang guard, not a window.
+		 */
+		deadline = jiffies + 10 * HZ;
+		while (rcu_free_nr_queued() >= nr &&
+		       time_before(jiffies, deadline))
+			cpu_relax();
+		while (!rfk_gps_started(&c0, true) && time_before(jiffies, deadline))
+			cpu_relax();
+		if (rcu_free_nr_queued() >= nr)
+			miss = DURING_NOT_TAKEN;
+		else if (!rfk_gps_started(&c0, true))
+			miss = DURING_NO_GPS;
+		for (i = nr; i < nr + nr_during; i++)
+			rfk_put_flagged(test, pages[i]);
+	}
 	migrate_enable();
 	rcu_read_unlock();
+	/* Not short: the pile was not expedited, the others not freed */
+	if (nr_during && free_in >= high)
+		for (i = nr; i < nr + nr_during; i++)
+			__free_page(pages[i]);
 
 	rfk_wait_watched(test, is_short ? "the expedite" : "the grace-period work");
 	KUNIT_ASSERT_EQ_MSG(test, free_in < high, is_short,
@@ -351,7 +442,14 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
 		KUNIT_ASSERT_GT_MSG(test, free_in, low,
 				    "%s: %lu pages free, not above the low watermark",
 				    zone->name, free_in);
-	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0, is_short);
+	if (miss == DURING_NOT_TAKEN)
+		kunit_skip(test,
+			   "machine: the expedite work did not take its pile within 10 s (not run on another CPU?)");
+	if (miss == DURING_NO_GPS)
+		kunit_skip(test,
+			   "machine: a normal and an expedited grace period not both started within 10 s (rcu_normal, or one in progress before the case)");
+	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0,
+			      is_short + (nr_during >= nr));
 }
 
 /*
@@ -360,7 +458,7 @@ static unsigned long pile_up(struct kunit *test, bool is_short)
  */
 static void rcu_free_grace_expedite_when_short(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, pile_up(test, true), 1);
+	KUNIT_EXPECT_EQ(test, pile_up(test, true, 0), 1);
 }
 
 /*
@@ -369,7 +467,40 @@ static void rcu_free_grace_expedite_when_short(struct kunit *test)
  */
 static void rcu_free_grace_no_expedite_when_plentiful(struct kunit *test)
 {
-	KUNIT_EXPECT_EQ(test, pile_up(test, false), 0);
+	KUNIT_EXPECT_EQ(test, pile_up(test, false, 0), 0);
+}
+
+/* What a case frees while the expedite work waits out its grace period */
+struct in_flight_case {
+	const char *name;
+	int nr;
+};
+
+static const struct in_flight_case in_flight_cases[] = {
+	/* It waits on the second list, for the grace-period work */
+	{ "one page", 1 },
+	/* Another pile, expedited again: by a second run of the work */
+	{ "another pile", RCU_FREE_EXPEDITE_PAGES },
+};
+
+KUNIT_ARRAY_PARAM_DESC(in_flight, in_flight_cases, name);
+
+/*
+ * The two-list rule on the expedite path: pages freed while the expedite
+ * work has its pile in flight (taken off the lists, its expedited grace
+ * period held up by this case's reader) wait for a grace period that
+ * starts after their put, whether they wait on the second list or are
+ * expedited again.  Every page is checked against the grace-period state
+ * of its last put (and patch 19's count at the exit); a second pile is
+ * expedited by a second run of the work.
+ */
+static void rcu_free_grace_expedite_waits_for_next(struct kunit *test)
+{
+	const struct in_flight_case *c = test->param_value;
+	const int nr = RCU_FREE_EXPEDITE_PAGES;
+
+	KUNIT_EXPECT_EQ(test, pile_up(test, true, c->nr),
+			1 + (c->nr >= nr));
 }
 
 static struct kunit_case rcu_free_grace_cases[] = {
@@ -379,6 +510,8 @@ static struct kunit_case rcu_free_grace_cases[] = {
 	KUNIT_CASE(rcu_free_grace_reader_sees_old_contents),
 	KUNIT_CASE(rcu_free_grace_expedite_when_short),
 	KUNIT_CASE(rcu_free_grace_no_expedite_when_plentiful),
+	KUNIT_CASE_PARAM(rcu_free_grace_expedite_waits_for_next,
+			 in_flight_gen_params),
 	{}
 };
 

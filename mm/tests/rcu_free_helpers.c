@@ -9,11 +9,15 @@
 #include <linux/file.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
+#include <linux/kallsyms.h>
+#include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/vmstat.h>
 
 #include "rcu_free_helpers.h"
@@ -217,6 +221,16 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 	return seen;
 }
 
+void rfk_unwatch_all(struct kunit *test)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	unsigned int i;
+
+	for (i = 0; i < ctx->nr_watch; i++)
+		ctx->watch[i].seen = true;
+	ctx->nr_seen = ctx->nr_watch;
+}
+
 unsigned int rfk_nr_unseen(struct kunit *test)
 {
 	return rfk_ctx(test)->nr_watch - rfk_ctx(test)->nr_seen;
@@ -292,8 +306,8 @@ unsigned long rfk_bad_bytes(struct page *page, unsigned int nr)
 	return bad;
 }
 
-void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
-		   gfp_t gfp, gfp_t gfp_last)
+bool rfk_try_alloc_all(struct page **pages, int nr, gfp_t gfp,
+		       gfp_t gfp_last)
 {
 	int i;
 
@@ -303,10 +317,17 @@ void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
 			break;
 	}
 	if (i == nr)
-		return;
+		return true;
 	while (i--)
 		__free_page(pages[i]);
-	KUNIT_FAIL_AND_ABORT(test, "could not allocate %d pages", nr);
+	return false;
+}
+
+void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
+		   gfp_t gfp, gfp_t gfp_last)
+{
+	if (!rfk_try_alloc_all(pages, nr, gfp, gfp_last))
+		KUNIT_FAIL_AND_ABORT(test, "could not allocate %d pages", nr);
 }
 
 struct page **rfk_dma_pages(struct kunit *test)
@@ -415,4 +436,51 @@ unsigned long rfk_event_rise(struct kunit *test, const char *name,
 	       time_before(jiffies, deadline))
 		usleep_range(1000, 2000);
 	return rise;
+}
+
+struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,
+					 const char *name)
+{
+	struct task_struct *task;
+
+	task = kthread_create(fn, data, "%s", name);
+	if (!IS_ERR(task))
+		kthread_bind(task, cpumask_any_but(cpu_online_mask,
+						   smp_processor_id()));
+	return task;
+}
+
+bool rfk_in_gp_wait(struct task_struct *task)
+{
+#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long entries[32];
+	unsigned int i, n;
+
+	if (task_is_running(task))
+		return false;
+	n = stack_trace_save_tsk(task, entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		sprint_symbol_no_offset(sym, entries[i]);
+		if (str_has_prefix(sym, "synchronize_rcu") ||
+		    strstr(sym, "wait_rcu_gp"))
+			return true;
+	}
+#endif
+	return false;
+}
+
+bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both)
+{
+#ifdef CONFIG_TREE_RCU
+	struct rcu_gp_seq c;
+	bool norm, exp;
+
+	get_state_synchronize_rcu_full(&c);
+	norm = c.norm != c0->norm;
+	exp = c.exp != c0->exp;
+	return both ? norm && exp : norm || exp;
+#else
+	return false;
+#endif
 }

@@ -97,6 +97,11 @@ static inline struct rfk_ctx *rfk_ctx(struct kunit *test)
 
 /* Watch @page: its last put is now or in the next call */
 void rfk_watch(struct kunit *test, struct page *page);
+/*
+ * Stop watching every page: for a case whose pages' struct pages cannot be
+ * looked at any more (a memory block left offline)
+ */
+void rfk_unwatch_all(struct kunit *test);
 /* Drop the last reference on @page with the flag set, watched */
 void rfk_put_flagged(struct kunit *test, struct page *page);
 /*
@@ -146,6 +151,9 @@ unsigned long rfk_bad_bytes(struct page *page, unsigned int nr);
  */
 void rfk_alloc_all(struct kunit *test, struct page **pages, int nr,
 		   gfp_t gfp, gfp_t gfp_last);
+/* The same without ending the case: false, with none left allocated */
+bool rfk_try_alloc_all(struct page **pages, int nr, gfp_t gfp,
+		       gfp_t gfp_last);
 
 /* An array for RFK_DMA_MAX_PAGES pages; skips without ZONE_DMA */
 struct page **rfk_dma_pages(struct kunit *test);
@@ -165,6 +173,25 @@ struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,
 void rfk_require_contig(struct kunit *test);
 int rfk_alloc_contig(unsigned long start, unsigned long end);
 void rfk_free_contig(unsigned long start, unsigned long nr);
+
+/*
+ * A kthread running @fn(@data), bound to a CPU other than this one, not
+ * woken yet: called with migration disabled (two CPUs online).
+ */
+struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,
+					 const char *name);
+/*
+ * Whether @task sleeps inside a wait for an RCU grace period: a frame of
+ * synchronize_rcu*() or *wait_rcu_gp() on its stack.  Always false
+ * without CONFIG_STACKTRACE and CONFIG_KALLSYMS.
+ */
+bool rfk_in_gp_wait(struct task_struct *task);
+/*
+ * Whether grace periods started since @c0 was taken (with none in
+ * progress then: the cookie of get_state_synchronize_rcu_full() moved):
+ * a normal and an expedited one if @both, else either.  False on Tiny RCU.
+ */
+bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both);
 
 /* A vm event's rise since @ev0, waited for (1 s at most) to reach @want */
 unsigned long rfk_event_rise(struct kunit *test, const char *name,

@@ -12,12 +12,9 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/fs.h>
-#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/sched/task.h>
-#include <linux/stacktrace.h>
-#include <linux/string.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/swap.h>
@@ -144,37 +141,7 @@ static struct mf_call *mf_call_setup(struct kunit *test,
  */
 static struct task_struct *mf_call_thread(struct mf_call *call)
 {
-	struct task_struct *task;
-
-	task = kthread_create(mf_call_fn, call, "rcu_free_mf");
-	if (!IS_ERR(task))
-		kthread_bind(task, cpumask_any_but(cpu_online_mask,
-						   smp_processor_id()));
-	return task;
-}
-
-/*
- * Whether @task sleeps inside a wait for an RCU grace period: a frame of
- * synchronize_rcu*() or *wait_rcu_gp() on its stack.
- */
-static bool in_gp_wait(struct task_struct *task)
-{
-#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
-	char sym[KSYM_SYMBOL_LEN];
-	unsigned long entries[32];
-	unsigned int i, n;
-
-	if (task_is_running(task))
-		return false;
-	n = stack_trace_save_tsk(task, entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i < n; i++) {
-		sprint_symbol_no_offset(sym, entries[i]);
-		if (str_has_prefix(sym, "synchronize_rcu") ||
-		    strstr(sym, "wait_rcu_gp"))
-			return true;
-	}
-#endif
-	return false;
+	return rfk_other_cpu_thread(mf_call_fn, call, "rcu_free_mf");
 }
 
 /* The hot tmpfs folio of waits_for_readers, and its page that is poisoned */
@@ -258,7 +225,7 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 		cpu_relax();
 	deadline = jiffies + 10 * HZ;
 	while (!(returned = completion_done(&call->done)) &&
-	       !(waiting = in_gp_wait(task)) && time_before(jiffies, deadline))
+	       !(waiting = rfk_in_gp_wait(task)) && time_before(jiffies, deadline))
 		cpu_relax();
 	rcu_read_unlock();
 	migrate_enable();
