@@ -815,6 +815,22 @@ static struct memory_block *offlinable_block(struct kunit *test)
 		   first_online_node);
 	return NULL;
 }
+
+/*
+ * Online @mem again, then check the watched pages handed back by the
+ * offline: the struct pages of an offline block are poisoned
+ * (CONFIG_DEBUG_VM), so nothing between offline and this may end the
+ * case, and if the block stays offline nothing looks at them at all.
+ */
+static void online_and_check(struct kunit *test, struct memory_block *mem)
+{
+	int ret = block_online(mem);
+
+	if (ret)
+		rfk_unwatch_all(test);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "online again");
+	rfk_check_freed(test, "memory offline");
+}
 #endif
 
 /*
@@ -831,7 +847,7 @@ static void rcu_free_drain_offline_migrated(struct kunit *test)
 	struct memory_block *mem;
 	struct moved_file *mf;
 	unsigned long start;
-	int ret, online;
+	int ret;
 
 	rfk_require_contig(test);
 	mf = moved_file_create(test, "offlined");
@@ -845,17 +861,7 @@ static void rcu_free_drain_offline_migrated(struct kunit *test)
 	moved_file_flag(test, mf, start,
 			start + (memory_block_size_bytes() >> PAGE_SHIFT));
 	ret = offline_block(mem);
-	/*
-	 * Online again before a look at the old pages: the struct pages of
-	 * an offline block are poisoned (CONFIG_DEBUG_VM).  Nothing between
-	 * the two may end the case; if the block stays offline, nothing may
-	 * look at them at all.
-	 */
-	online = block_online(mem);
-	if (online)
-		rfk_unwatch_all(test);
-	KUNIT_ASSERT_EQ_MSG(test, online, 0, "online again");
-	rfk_check_freed(test, "memory offline");
+	online_and_check(test, mem);
 	moved_file_check(test, mf, ret);
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
@@ -938,7 +944,7 @@ static void rcu_free_drain_offline_poisoned_waiting(struct kunit *test)
 	struct memory_block *mem;
 	long waiting0, waiting_in;
 	unsigned long pfn;
-	int ret, online;
+	int ret;
 
 	rfk_require_sync(test);
 	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
@@ -969,12 +975,7 @@ static void rcu_free_drain_offline_poisoned_waiting(struct kunit *test)
 	SetPageHWPoison(w->page);
 	waiting_in = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
 	ret = offline_block(mem);
-	/* Online again before a look at the page (see offline_migrated) */
-	online = block_online(mem);
-	if (online)
-		rfk_unwatch_all(test);
-	KUNIT_ASSERT_EQ_MSG(test, online, 0, "online again");
-	rfk_check_freed(test, "memory offline");
+	online_and_check(test, mem);
 
 	KUNIT_ASSERT_GT_MSG(test, waiting_in, waiting0,
 			    "the poisoned page did not wait");
