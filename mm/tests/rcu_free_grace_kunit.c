@@ -456,6 +456,13 @@ static unsigned long pile_up(struct kunit *test, bool is_short,
 		KUNIT_ASSERT_GT_MSG(test, free_in, floor,
 				    "%s: %lu pages free, not above the min watermark",
 				    zone->name, free_in);
+	/* Not seen taken because no expedite ran: the verdict, not the machine */
+	if (miss != DURING_OK)
+		KUNIT_ASSERT_GE_MSG(test,
+				    rfk_event_rise(test, "pgfree_rcu_expedite",
+						   ev0, 1), 1,
+				    "%s: %lu pages free, below high %lu, and no expedite ran",
+				    zone->name, free_in, high);
 	if (miss == DURING_NOT_TAKEN)
 		kunit_skip(test,
 			   "machine: the expedite work did not take its pile within 10 s (not run on another CPU?)");
