@@ -159,7 +159,9 @@ bool rfk_try_alloc_all(struct page **pages, int nr, gfp_t gfp,
 struct page **rfk_dma_pages(struct kunit *test);
 /*
  * Take every page of ZONE_DMA the allocator gives without reserves into
- * @pages, from @n on; with @memalloc, the reserves too.  The new count.
+ * @pages, from @n on; with @memalloc, the reserves too, and what the pcp
+ * lists of other CPUs held (passes after a drain of them, until one gets
+ * nothing).  The new count.
  */
 int rfk_fill_zone_dma(struct page **pages, int n, bool memalloc);
 /* Drop the watermark boost that filling @zone may have set */
