@@ -10,6 +10,7 @@
 
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/fs_context.h>
 #include <linux/mm.h>
@@ -18,10 +19,17 @@
 
 KUNIT_DEFINE_ACTION_WRAPPER(mm_test_unmount, kern_unmount, struct vfsmount *);
 
-/* fput() as a KUnit action: kunit_add_action_or_reset(test, mm_test_fput, f) */
+/*
+ * The final fput() of a file as a KUnit action:
+ * kunit_add_action_or_reset(test, mm_test_fput, f).  Synchronous: a
+ * kthread's fput() defers the release a jiffy, and with it the last
+ * reference to the case's kernel mount, whose teardown frees the file's
+ * page cache; that would land in a later case (rcu_free's counters of
+ * waiting pages saw it).  No lock is held and nothing here unmounts.
+ */
 static inline void mm_test_fput(void *file)
 {
-	fput(file);
+	__fput_sync(file);
 }
 
 /* folio_put() as a KUnit action, for a reference a case holds */
