@@ -33,11 +33,28 @@ from .common import BUILD, REPO, info
 from .report import Stage
 
 # The published KCIDB I/O schema is not carried in this repository (this
-# workplace commits nothing taken from another repository): point
-# MMKUNIT_KCIDB_SCHEMA at an export of kcidb-io's V5_3 schema
-# (docs/kernel-ci.rst says how), or put it at build/kcidb-io.schema.v5.3.json.
-SCHEMA = os.environ.get('MMKUNIT_KCIDB_SCHEMA', '').strip() or \
-	os.path.join(BUILD, 'kcidb-io.schema.v5.3.json')
+# workplace commits nothing taken from another repository).  It is looked
+# for, in this order: MMKUNIT_KCIDB_SCHEMA (an export of kcidb-io's V5_3
+# schema, docs/kernel-ci.rst says how), build/kcidb-io.schema.v5.3.json, and
+# the workspace's shared/kcidb/ beside the checkout (where CI finds it).
+SCHEMA_NAME = 'kcidb-io.schema.v5.3.json'
+
+
+def find_schema() -> str:
+	"""The first KCIDB 5.3 schema file of the places above that exists, or
+	MMKUNIT_KCIDB_SCHEMA (or build/'s path) when none does."""
+	env = os.environ.get('MMKUNIT_KCIDB_SCHEMA', '').strip()
+	if env:
+		return env
+	candidates = [os.path.join(BUILD, SCHEMA_NAME),
+		      os.path.join(os.path.dirname(REPO), 'shared', 'kcidb', SCHEMA_NAME)]
+	for path in candidates:
+		if os.path.isfile(path):
+			return path
+	return candidates[0]
+
+
+SCHEMA = find_schema()
 
 
 class NoSchema(Exception):
