@@ -6,6 +6,7 @@
 #   make run          assemble 7.3 + patches/series + suites, build, run
 #   make test         host tests, checkpatch, suites on the series and on pristine 7.3
 #   make test-debug   the same suites under KASAN, lockdep, DEBUG_VM, PROVE_RCU
+#   make run-kcsan    the suites (SUITE=) under KCSAN, which excludes KASAN
 #   make install KDIR=/path/to/linux   add the suites to your tree (uninstall: take them out)
 #   make docs         build docs/ with Sphinx into build/docs
 #   make bench        the *_benchmark suites on VARIANT, in-boot comparisons
@@ -73,7 +74,7 @@ STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TI
 FROM    ?=
 TO      ?=
 
-.PHONY: all deps run run-debug test test-debug test-host tree clean distclean help \
+.PHONY: all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix bench-matrix-merge series-check series-check-merge \
 	modules-run install uninstall docs selftests selftests-compare mutate mutate-merge
 
@@ -93,6 +94,9 @@ run: deps
 
 run-debug: deps
 	@$(MMKUNIT) run --debug $(RUNOPTS) $(if $(SLOW),--slow) $(VARIANT) $(SUITE)
+
+run-kcsan: deps
+	@$(MMKUNIT) run --kcsan $(RUNOPTS) $(if $(SLOW),--slow) $(VARIANT) $(SUITE)
 
 test: deps
 	@$(MMKUNIT) test $(RUNOPTS)

@@ -118,7 +118,7 @@ static bool can_copy(struct kunit *test, const struct can_copy_case *c)
 	if (c->set & LR_HAS_HWPOISONED)
 		folio_set_has_hwpoisoned(folio);
 
-	got = filemap_read_rcu_can_copy(folio, c->at);
+	got = filemap_read_rcu_can_copy_hook(folio, c->at);
 
 	folio_clear_rcu_free(folio);
 	folio_clear_uptodate(folio);
@@ -171,8 +171,8 @@ static struct folio *slot_lookup(struct xa_state *xas, pgoff_t index,
 	struct folio *folio;
 
 	rcu_read_lock();
-	folio = filemap_read_rcu_lookup(xas, index);
-	*in = folio && filemap_read_rcu_in_slot(xas, at, folio);
+	folio = filemap_read_rcu_lookup_hook(xas, index);
+	*in = folio && filemap_read_rcu_in_slot_hook(xas, at, folio);
 	rcu_read_unlock();
 	return folio;
 }
@@ -257,7 +257,7 @@ static void lockless_copy_in_slot_after_punch(struct kunit *test)
 	KUNIT_ASSERT_TRUE(test, in);
 	mm_kunit_file_punch(test, lf, PAGE_SIZE, PAGE_SIZE);
 	rcu_read_lock();
-	in = filemap_read_rcu_in_slot(&xas, 1, folio);
+	in = filemap_read_rcu_in_slot_hook(&xas, 1, folio);
 	rcu_read_unlock();
 	KUNIT_EXPECT_FALSE_MSG(test, in, "punched-out folio still in its slot");
 }
@@ -290,7 +290,7 @@ static void lockless_copy_in_slot_pmd_sibling(struct kunit *test)
 	slot_require(test);
 	pmd = slot_pmd(test, &lf, &xas);
 	rcu_read_lock();
-	in = filemap_read_rcu_in_slot(&xas, HPAGE_PMD_NR - 1, pmd);
+	in = filemap_read_rcu_in_slot_hook(&xas, HPAGE_PMD_NR - 1, pmd);
 	rcu_read_unlock();
 	KUNIT_EXPECT_TRUE_MSG(test, in,
 			      "PMD folio not found from its last page's slot");
@@ -316,8 +316,8 @@ static void lockless_copy_in_slot_after_split(struct kunit *test)
 	pmd = slot_pmd(test, &lf, &xas);
 	slot_split(test, lf, pmd);
 	rcu_read_lock();
-	in_first = filemap_read_rcu_in_slot(&xas, 0, pmd);
-	in_last = filemap_read_rcu_in_slot(&xas, HPAGE_PMD_NR - 1, pmd);
+	in_first = filemap_read_rcu_in_slot_hook(&xas, 0, pmd);
+	in_last = filemap_read_rcu_in_slot_hook(&xas, HPAGE_PMD_NR - 1, pmd);
 	rcu_read_unlock();
 	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
 	KUNIT_EXPECT_FALSE_MSG(test, in_last,

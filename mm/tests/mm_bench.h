@@ -13,7 +13,7 @@
  *
  * Each case also prints one environment line first (bench_env()):
  *
- *     # BENCHENV vcpus=<n> preempt=<model> thp=<enabled> <key>=<value>...
+ *     # BENCHENV vcpus=<n> preempt=<model> thp=<enabled> hooks=<on|off> <key>=<value>...
  *
  * where the trailing keys come from the kernel command line's
  * mm_bench.<key>=<value> parameters: the runner passes accel=, exact= and
@@ -51,7 +51,10 @@ static inline void bench_line(struct kunit *test, const char *config,
 
 /*
  * The BENCHENV line of a case: vCPUs, preemption model and THP setting as
- * the guest sees them, and the mm_bench.* parameters of the command line.
+ * the guest sees them, whether the suites' test hooks are built in
+ * (hooks=on: CONFIG_MM_KUNIT_HOOKS or CONFIG_DEBUG_PAGE_RCU_FREE, which
+ * production kernels do not set), and the mm_bench.* parameters of the
+ * command line.
  */
 static inline void bench_env(struct kunit *test)
 {
@@ -82,8 +85,10 @@ static inline void bench_env(struct kunit *test)
 		thp = "never";
 #endif
 	kunit_log(KERN_INFO, test,
-		  KUNIT_SUBTEST_INDENT "# BENCHENV vcpus=%u preempt=%s thp=%s%s",
-		  num_online_cpus(), preempt_model_str(), thp, host);
+		  KUNIT_SUBTEST_INDENT "# BENCHENV vcpus=%u preempt=%s thp=%s hooks=%s%s",
+		  num_online_cpus(), preempt_model_str(), thp,
+		  IS_ENABLED(CONFIG_MM_KUNIT_HOOKS) ||
+		  IS_ENABLED(CONFIG_DEBUG_PAGE_RCU_FREE) ? "on" : "off", host);
 }
 
 /* Thousandths of (@count per second) over @ns nanoseconds, scaled by 1/@unit. */

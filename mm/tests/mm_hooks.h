@@ -71,19 +71,19 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 #define mm_hook_name_RCU_FREE_NR_EARLY \
 	"rcu_free_nr_early() (the grace-period check)"
 #define mm_hook_name_RCU_FREE_DRAIN_HELPS \
-	"rcu_free_drain_helps() visible to KUnit"
+	"rcu_free_drain_helps_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_COMPACTION_FREE_RCU \
-	"compaction_free_rcu() visible to KUnit"
+	"compaction_free_rcu_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_CAN_COPY \
-	"filemap_read_rcu_can_copy() visible to KUnit"
+	"filemap_read_rcu_can_copy_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_LOOKUP \
-	"filemap_read_rcu_lookup() visible to KUnit"
+	"filemap_read_rcu_lookup_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_IN_SLOT \
-	"filemap_read_rcu_in_slot() visible to KUnit"
+	"filemap_read_rcu_in_slot_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_WINDOW \
-	"filemap_read_rcu_window() (pauses around the slot re-check)"
+	"filemap_read_rcu_window() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_GET_READ_BATCH \
-	"filemap_get_read_batch() visible to KUnit"
+	"filemap_get_read_batch_hook() (CONFIG_MM_KUNIT_HOOKS)"
 
 /* The tracepoints, found by name (mm_test_probe()) */
 #define MM_HOOK_TRACE_FILEMAP_READ_RCU	"mm_filemap_read_rcu"
@@ -105,9 +105,9 @@ static inline unsigned long rcu_free_nr_early(void) { return 0; }
 #if !MM_HOOK(FILEMAP_GET_READ_BATCH)
 struct address_space;
 struct folio_batch;
-static inline void filemap_get_read_batch(struct address_space *mapping,
-					  pgoff_t index, pgoff_t max,
-					  struct folio_batch *fbatch) { }
+static inline void
+filemap_get_read_batch_hook(struct address_space *mapping, pgoff_t index,
+			    pgoff_t max, struct folio_batch *fbatch) { }
 #endif
 
 /*
@@ -118,23 +118,23 @@ static inline void filemap_get_read_batch(struct address_space *mapping,
 #include <linux/xarray.h>
 
 #if !MM_HOOK(FILEMAP_READ_RCU_CAN_COPY)
-static inline bool filemap_read_rcu_can_copy(struct folio *folio,
-					     pgoff_t index)
+static inline bool filemap_read_rcu_can_copy_hook(struct folio *folio,
+						  pgoff_t index)
 {
 	return false;
 }
 #endif
 #if !MM_HOOK(FILEMAP_READ_RCU_LOOKUP)
-static inline struct folio *filemap_read_rcu_lookup(struct xa_state *xas,
-						    pgoff_t index)
+static inline struct folio *
+filemap_read_rcu_lookup_hook(struct xa_state *xas, pgoff_t index)
 {
 	return NULL;
 }
 #endif
 #if !MM_HOOK(FILEMAP_READ_RCU_IN_SLOT)
-static inline bool filemap_read_rcu_in_slot(struct xa_state *xas,
-					    pgoff_t index,
-					    struct folio *folio)
+static inline bool filemap_read_rcu_in_slot_hook(struct xa_state *xas,
+						 pgoff_t index,
+						 struct folio *folio)
 {
 	return false;
 }

@@ -92,7 +92,7 @@ static void rcu_free_drain_decision(struct kunit *test)
 		q.zone = kunit_kzalloc(test, sizeof(*q.zone), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, q.zone);
 		q.zone->_watermark[WMARK_MIN] = MIN_WMARK;
-		KUNIT_EXPECT_EQ(test, rcu_free_drain_helps(&q), c->helps);
+		KUNIT_EXPECT_EQ(test, rcu_free_drain_helps_hook(&q), c->helps);
 	}
 #endif
 }

@@ -789,7 +789,7 @@ static void shmem_read_batch_bounds(struct kunit *test)
 	if (b->need_pmd != ULONG_MAX)
 		mm_kunit_need_pmd_folio(test, sf, b->need_pmd);
 	folio_batch_init(&fbatch);
-	filemap_get_read_batch(sf->file->f_mapping, b->index, b->max, &fbatch);
+	filemap_get_read_batch_hook(sf->file->f_mapping, b->index, b->max, &fbatch);
 	nr = folio_batch_count(&fbatch);
 	KUNIT_EXPECT_EQ_MSG(test, nr, b->want_nr, "folios for index %lu, max %lu",
 			    b->index, b->max);

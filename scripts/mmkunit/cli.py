@@ -54,9 +54,16 @@ def finish(command: str, ss: List[report.Stage], t0: float) -> int:
 
 def cmd_run(args) -> int:
 	t0 = time.monotonic()
+	kcsan = {}
+	if args.kcsan:
+		if args.debug:
+			raise Error('--kcsan and --debug exclude each other (KCSAN and KASAN)')
+		kcsan = dict(kunitconfigs=list(tree.SUITE_KUNITCONFIGS) + [tree.KCSAN_KUNITCONFIG],
+			     name=args.variant.replace(':', '-') + '-kcsan',
+			     timeout=args.timeout or 1800)
 	st = stages.run_variant(args.variant, debug=args.debug, jobs=args.jobs,
-				timeout=args.timeout, filter_glob=args.filter_glob,
-				with_slow=args.slow)
+				timeout=kcsan.pop('timeout', args.timeout),
+				filter_glob=args.filter_glob, with_slow=args.slow, **kcsan)
 	code = finish('run', [st], t0)
 	if st.error:
 		raise thread.SeriesOutcome(st.outcome, st.error) if st.outcome else Error(st.error)
@@ -77,9 +84,30 @@ def cmd_test(args) -> int:
 		# covers the feature code; nohooks differs only by the hooks
 		# and would add a third cold debug build to make test-debug.
 		variants.remove('nohooks')
+	hooksoff, why_not = '', ''
 	for v in variants:
 		st = stages.run_variant(v, debug=args.debug, jobs=args.jobs, timeout=args.timeout)
 		ss.append(st)
+		if v == 'nohooks' and 'series' in variants:
+			# the series without the hooks' option against the series
+			# without the hook patches: the same code (text_check())
+			if hooksoff and not st.error:
+				ss.append(stages.text_check(
+					hooksoff, stages.out_dir('nohooks' + arch.current().suffix)))
+			else:
+				why = why_not or ('the nohooks kernel did not build' if st.error else
+						  'the series was not run before nohooks')
+				ss.append(report.Stage(name='hooks-off text' + sfx,
+						       error=f'not run: {why}', arch=arch.current().name))
+				info(f'hooks-off text{sfx}: not run: {why}')
+		if v == 'series' and 'nohooks' in variants and not st.error:
+			hooksoff, why_not = stages.hooksoff_build(args.jobs)
+		elif v == 'series' and st.error:
+			why_not = 'the series kernel did not build'
+	if 'nohooks' not in variants:
+		info(f'hooks-off text{sfx}: not run: no nohooks kernel in this run (' + (
+			'a posted series' if tree.series_mbox() else 'the debug options'
+			if args.debug else 'not asked for') + ')')
 		if v == 'series':
 			# The race suites are KUNIT_CASE_SLOW, left out above by
 			# speed>slow: boot the same kernel again for them alone,
@@ -394,18 +422,44 @@ def bench_mode() -> Dict[str, str]:
 	return {'accel': accel, 'exact': 'yes' if exact else 'no', 'arch': arch.current().name}
 
 
+HOOKS_SUFFIX = '+hooks'
+
+
+def bench_variant(variant: str) -> Tuple[str, bool]:
+	"""(tree variant, with the test hooks' option) of a benchmark kernel:
+	the suites' kunitconfig without CONFIG_MM_KUNIT_HOOKS and
+	CONFIG_DEBUG_PAGE_RCU_FREE, as a distribution would build the series,
+	unless the name ends in +hooks (series+hooks: what the hooks cost)."""
+	if variant.endswith(HOOKS_SUFFIX):
+		return variant[:-len(HOOKS_SUFFIX)], True
+	return variant, False
+
+
+def check_bench_variant(variant: str) -> None:
+	"""Reject a bad benchmark kernel name early."""
+	base, _ = bench_variant(variant)
+	tree.variant_patches(base)
+
+
 def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
 	       jobs: int, timeout: int, glob: str = '',
 	       mode: Optional[Dict[str, str]] = None, build_name: str = '') -> str:
 	"""Boot @variant's kernel for the benchmark suites; keep its guest log.
 	@mode (bench_mode()) and the variant reach the benchmarks' BENCHENV
-	line as mm_bench.* kernel parameters.  @build_name: the build
-	directory (default: the variant's own)."""
-	name = variant.replace(':', '-')
+	line as mm_bench.* kernel parameters.  The kernel is built without the
+	test hooks' option (bench_variant()), in a build directory of its own
+	(<variant>-bench, or @build_name), so that the suites' builds are not
+	reconfigured."""
+	base, hooks = bench_variant(variant)
+	if hooks and (base in ('pristine', 'nohooks') or tree.hooks_mode(base) == 'none'):
+		raise Error(f'{variant}: {base} has no test hooks to build')
+	name = variant.replace(':', '-').replace('+', '-') + '-bench'
+	bname = (build_name + ('-hooks' if hooks else '')) if build_name else name
 	env = dict(mode or {}, variant=variant)
-	st = stages.run_variant(variant, jobs=jobs, timeout=timeout or 1800,
+	configs = list(tree.SUITE_KUNITCONFIGS) + ([] if hooks else [tree.NOHOOKS_KUNITCONFIG])
+	st = stages.run_variant(base, jobs=jobs, timeout=timeout or 1800,
 				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build,
-				name=name, build_name=build_name or name,
+				name=name, build_name=bname, kunitconfigs=configs,
 				kernel_args=[f'mm_bench.{k}={v}' for k, v in env.items()])
 	if st.error:
 		raise Error(st.error)
@@ -453,7 +507,7 @@ def bench_dir(label: str, sfx: Optional[str] = None) -> str:
 
 def cmd_bench(args) -> int:
 	"""The benchmark suites on one kernel, in-boot comparisons side by side."""
-	tree.variant_patches(args.variant)		# reject a bad variant early
+	check_bench_variant(args.variant)		# reject a bad variant early
 	out = bench_dir(args.variant)
 	mode = bench_mode()
 	logs = [bench_boot(args.variant, out, f'{args.variant}-boot{i + 1}', i == 0,
@@ -465,7 +519,7 @@ def cmd_bench(args) -> int:
 def cmd_bench_compare(args) -> int:
 	"""Kernels A and B booted alternately; an A/B table per benchmark."""
 	for v in (args.a, args.b):
-		tree.variant_patches(v)
+		check_bench_variant(v)
 	if args.a == args.b:
 		raise Error('A and B are the same kernel')
 	out = bench_dir(f'{args.a}-vs-{args.b}')
@@ -675,6 +729,8 @@ def main(argv: List[str]) -> int:
 			p.add_argument('filter_glob', nargs='?', default='')
 			p.add_argument('--slow', action='store_true',
 				       help='also run KUNIT_CASE_SLOW cases (benchmarks)')
+			p.add_argument('--kcsan', action='store_true',
+				       help='add ' + tree.KCSAN_KUNITCONFIG + ' (build/out/<variant>-kcsan)')
 		else:
 			p.add_argument('--variants', nargs='+',
 				       default=['series', 'nohooks', 'pristine'])

@@ -4,6 +4,7 @@ directory, and the one QEMU command line for the initramfs boots
 (modules-run, selftests).  Everything runs through proc.run()."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,19 @@ def image() -> str:
 	return arch.current().image
 
 
+# Fragments that turn off what a kunitconfig before them turns on: kunit.py
+# refuses two kunitconfigs that set one option two ways, so their entries
+# go in as --kconfig_add, which overrides.
+OVERRIDE_CONFIGS = ('mm_nohooks.config',)
+
+
+def config_entries(path: str) -> List[str]:
+	"""The CONFIG_X=v and "# CONFIG_X is not set" lines of a config fragment."""
+	with open(path) as f:
+		return [ln.strip() for ln in f
+			if re.match(r'^(CONFIG_\w+=\S+|# CONFIG_\w+ is not set)\s*$', ln)]
+
+
 def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
 	      extra: List[str]) -> List[str]:
 	a = arch.current()
@@ -44,7 +58,11 @@ def kunit_cmd(tree: str, sub: str, out: str, kunitconfigs: List[str], jobs: int,
 	if a.cross_compile:
 		cmd.append('--cross_compile=' + a.cross_compile)
 	if sub in ('config', 'build', 'run'):
-		cmd += ['--kunitconfig=' + os.path.join(tree, k) for k in kunitconfigs]
+		for k in kunitconfigs:
+			if os.path.basename(k) in OVERRIDE_CONFIGS:
+				cmd += ['--kconfig_add=' + e for e in config_entries(os.path.join(tree, k))]
+			else:
+				cmd.append('--kunitconfig=' + os.path.join(tree, k))
 		cmd += ['--make_options', 'CC=' + a.cc]
 	if sub in ('build', 'run'):
 		cmd += [f'--jobs={jobs}']
@@ -102,6 +120,26 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 	except OSError:
 		pass
 	return time.monotonic() - t0
+
+
+def build_objects(name: str, tree: str, out: str, configs: List[str], objs: List[str],
+		  jobs: int, log: TextIO) -> None:
+	"""kunit.py config of @configs into @out, then make of the objects
+	@objs alone (no kernel image); raise Error when either fails."""
+	a = arch.current()
+	t0 = time.monotonic()
+	limit = build_timeout()
+	r = proc.run(kunit_cmd(tree, 'config', out, configs, jobs, []), cwd=tree,
+		     env=ccache_env(), log=log, echo=False, timeout=limit,
+		     label=f'{name}: configuring')
+	if r.timed_out or r.rc != 0:
+		raise Error(f'{name}: kunit.py config failed (exit {r.rc}); log: {rel(log.name)}')
+	cmd = ['make', f'ARCH={a.name}', f'O={out}', f'--jobs={jobs}', f'CC={a.cc}'] + \
+		([f'CROSS_COMPILE={a.cross_compile}'] if a.cross_compile else []) + objs
+	r = proc.run(cmd, cwd=tree, env=ccache_env(), log=log, echo=False,
+		     timeout=limit - (time.monotonic() - t0), label=f'{name}: building {len(objs)} objects')
+	if r.timed_out or r.rc != 0:
+		raise Error(f'{name}: make {" ".join(objs)} failed (exit {r.rc}); log: {rel(log.name)}')
 
 
 @dataclass

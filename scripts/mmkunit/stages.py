@@ -136,8 +136,11 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	stage.cases = judge.judge_cases(results, groups, judge.load_expected_before(),
 					require_listed=not filter_glob and kunitconfigs is None)
 	stage.hooks = tree.hook_report(src) if src == tree.TREE else {}
+	# A kernel built without the hooks' option (the benchmarks') has the
+	# hook patches but not the hooks: what needs them skips, as on a posting
 	judge.apply_notes(stage.cases, judge.scan_case_notes(b.log_lines),
-			  hooks_required=tree.hooks_mode(variant) == 'required')
+			  hooks_required=tree.hooks_mode(variant) == 'required' and
+			  tree.NOHOOKS_KUNITCONFIG not in configs)
 	stage.cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 	stage.cases += missing_cases(name, src, configs, filter_glob, with_slow, results,
 				     stage.cases)
@@ -179,6 +182,113 @@ def missing_cases(name: str, src: str, configs: List[str], filter_glob: str, wit
 	out = [c for c in expected.missing_cases(suites, results) if c['name'] not in have]
 	info(f'{name}: expected {expected.describe(suites)}; {len(out)} missing')
 	return out
+
+
+# The objects of mm/ that our test hooks touch: without CONFIG_MM_KUNIT_HOOKS
+# (and CONFIG_DEBUG_PAGE_RCU_FREE) their code must be that of the series
+# without its hook patches (the nohooks variant), byte for byte.
+HOOK_OBJECTS = ['mm/filemap.o', 'mm/shmem.o', 'mm/page_alloc.o', 'mm/compaction.o',
+		'mm/memory-failure.o']
+
+
+def hooksoff_build(jobs: int = 0) -> Tuple[str, str]:
+	"""Build HOOK_OBJECTS of the assembled series tree with the suites'
+	kunitconfig and the test hooks' option off (mm_nohooks.config), in
+	build/out/hooksoff.  (build dir, '') or ('', why not)."""
+	name = 'hooksoff' + arch.current().suffix
+	out = out_dir(name)
+	os.makedirs(out, exist_ok=True)
+	configs = list(tree.SUITE_KUNITCONFIGS) + [tree.NOHOOKS_KUNITCONFIG]
+	t0 = time.monotonic()
+	try:
+		with open(os.path.join(out, 'mmkunit.log'), 'w') as logf:
+			kernel.build_objects(name, tree.TREE, out, configs, HOOK_OBJECTS,
+					     jobs or default_jobs(), logf)
+	except (Error, OSError) as e:
+		return '', str(e)
+	info(f'{name}: {len(HOOK_OBJECTS)} objects of the series without the hooks\' '
+	     f'option built in {time.monotonic() - t0:.0f} s')
+	return out, ''
+
+
+def text_sections(obj: str) -> List[Tuple[str, str]]:
+	"""(section, disassembly with relocations) of every code section of
+	@obj, as objdump prints them, without the file name line."""
+	cross = arch.current().cross_compile
+	objdump, objcopy = cross + 'objdump', cross + 'objcopy'
+	r = subprocess.run([objdump, '-h', obj], capture_output=True, text=True)
+	if r.returncode != 0:
+		raise Error(f'{objdump} -h {obj}: {r.stderr.strip()}')
+	names, lines = [], r.stdout.splitlines()
+	for i, line in enumerate(lines):
+		f = line.split()
+		# "  3 .text  000012f0 ...", flags on the next line: the CODE ones
+		if len(f) >= 7 and f[0].isdigit() and i + 1 < len(lines) and \
+		   'CODE' in lines[i + 1]:
+			names.append(f[1])
+	out = []
+	for sec in names:
+		d = subprocess.run([objdump, '-d', '-r', '--no-show-raw-insn', '-j', sec, obj],
+				   capture_output=True, text=True)
+		if d.returncode != 0:
+			raise Error(f'{objdump} -d -j {sec} {obj}: {d.stderr.strip()}')
+		raw = subprocess.run([objcopy, '-O', 'binary', '--only-section=' + sec, obj,
+				      '/dev/stdout'], capture_output=True)
+		if raw.returncode != 0:
+			raise Error(f'{objcopy} --only-section={sec} {obj}: '
+				    f'{raw.stderr.decode(errors="replace").strip()}')
+		body = [ln for ln in d.stdout.splitlines() if ln.strip() and
+			'file format' not in ln]
+		out.append((sec, '\n'.join(body) + '\nbytes:' + raw.stdout.hex()))
+	return out
+
+
+def first_difference(a: str, b: str) -> str:
+	"""The first line where disassemblies @a and @b differ, for the reason."""
+	la, lb = a.splitlines(), b.splitlines()
+	for x, y in zip(la, lb):
+		if x != y:
+			return f'"{x.strip()[:90]}" vs "{y.strip()[:90]}"'
+	return f'{len(la)} vs {len(lb)} lines'
+
+
+def text_check(hooksoff: str, nohooks: str) -> Stage:
+	"""A case per object of HOOK_OBJECTS: its code sections (bytes and
+	disassembly with relocations) in @hooksoff equal those in @nohooks."""
+	stage = Stage(name='hooks-off text' + arch.current().suffix, out_dir=rel(hooksoff),
+		      started=time.strftime('%Y-%m-%dT%H:%M:%S'))
+	for o in HOOK_OBJECTS:
+		cname = 'text_equal.' + os.path.basename(o)[:-2]
+		a, b = os.path.join(hooksoff, o), os.path.join(nohooks, o)
+		missing = [rel(p) for p in (a, b) if not os.path.isfile(p)]
+		if missing:
+			stage.cases.append(judge.case(cname, 'NONE', 'fail',
+						      f'not built: {", ".join(missing)}'))
+			continue
+		try:
+			sa, sb = dict(text_sections(a)), dict(text_sections(b))
+		except Error as e:
+			stage.cases.append(judge.case(cname, 'NONE', 'fail', str(e)))
+			continue
+		bad = []
+		for sec in sorted(set(sa) | set(sb)):
+			if sec not in sa or sec not in sb:
+				bad.append(f'{sec} only in {"the nohooks build" if sec in sb else "the series"}')
+			elif sa[sec] != sb[sec]:
+				bad.append(f'{sec} differs: {first_difference(sa[sec], sb[sec])}')
+		if bad:
+			stage.cases.append(judge.case(
+				cname, 'FAIL', 'fail',
+				f'{o} of the series without CONFIG_MM_KUNIT_HOOKS differs from the '
+				f'nohooks build: ' + '; '.join(bad)))
+		else:
+			stage.cases.append(judge.case(
+				cname, 'PASS', 'pass',
+				f'{o}: {len(sa)} code sections, equal ({", ".join(sorted(sa))})'))
+	c = stage.counts
+	info(f'{stage.name}: {c["passed"]} of {len(HOOK_OBJECTS)} objects equal to the nohooks '
+	     f'build' + (f', {c["failed"]} differ' if c['failed'] else ''))
+	return stage
 
 
 class _Result(unittest.TextTestResult):

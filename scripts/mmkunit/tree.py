@@ -26,6 +26,11 @@ QEMU_CONFIG = 'tools/testing/kunit/qemu_configs/x86_64_mm.py'
 DEBUG_KUNITCONFIG = 'tools/testing/kunit/configs/mm_debug.config'
 # kunitconfigs of the functional suites, relative to the tree.
 SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig']
+# Added after the suites' kunitconfig for the benchmarks' kernels: the series
+# as a distribution would build it, without the test hooks' option.
+NOHOOKS_KUNITCONFIG = 'tools/testing/kunit/configs/mm_nohooks.config'
+# Added after the suites' kunitconfig by make run-kcsan (KCSAN excludes KASAN)
+KCSAN_KUNITCONFIG = 'tools/testing/kunit/configs/mm_kcsan.config'
 
 def kernel_version(tree: str) -> Optional[Tuple[int, int]]:
 	"""(VERSION, PATCHLEVEL) of a kernel tree, None if it is not one."""
@@ -615,24 +620,14 @@ def apply_extra_hooks(tree_dir: str, extra: List[str], mode: str, env: dict) -> 
 	"""Try each test hook of @extra on the tree after a posted series or
 	on KDIR as it is; those that do not apply are left out and named."""
 	applied, not_applied = [], []
-	failed_files: set = set()
+	# Each hook brings what it needs (its own includes and declarations,
+	# docs/hooks.rst): one that does not apply leaves the others alone
 	for p in extra:
-		with open(patch_file(p), errors='replace') as f:
-			files = set(re.findall(r'^\+\+\+ b/(\S+)', f.read(), re.M))
-		# A hook may build on an earlier one in the same file (its
-		# #include <kunit/visibility.h>): after one did not apply, the
-		# later hooks of its files are left out rather than break the build
-		if files & failed_files:
-			not_applied.append(p)
-			info(f'test hook patches/{p}: left out, an earlier hook of '
-			     f'{", ".join(sorted(files & failed_files))} did not apply')
-			continue
 		r = sh(['git', 'am', '-q', '--3way', patch_file(p)], cwd=tree_dir, env=env,
 		       check=False, capture=True, timeout=600)
 		if r.returncode != 0:
 			sh(['git', 'am', '--abort'], cwd=tree_dir, env=env, check=False, capture=True)
 			not_applied.append(p)
-			failed_files |= files
 			info(f'test hook patches/{p} does not apply: left out')
 		else:
 			applied.append(p)
