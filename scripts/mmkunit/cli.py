@@ -104,10 +104,6 @@ def cmd_test(args) -> int:
 			hooksoff, why_not = stages.hooksoff_build(args.jobs)
 		elif v == 'series' and st.error:
 			why_not = 'the series kernel did not build'
-	if 'nohooks' not in variants:
-		info(f'hooks-off text{sfx}: not run: no nohooks kernel in this run (' + (
-			'a posted series' if tree.series_mbox() else 'the debug options'
-			if args.debug else 'not asked for') + ')')
 		if v == 'series':
 			# The race suites are KUNIT_CASE_SLOW, left out above by
 			# speed>slow: boot the same kernel again for them alone,
@@ -123,6 +119,10 @@ def cmd_test(args) -> int:
 							     filter_glob=stages.RACE_GLOB,
 							     slow_only=True, name='races',
 							     build_name='series'))
+	if 'nohooks' not in variants:
+		info(f'hooks-off text{sfx}: not run: no nohooks kernel in this run (' + (
+			'a posted series' if tree.series_mbox() else 'the debug options'
+			if args.debug else 'not asked for') + ')')
 	report.print_stages(ss)
 	code = finish('test', ss, t0)
 	print(report.hook_line(ss))
