@@ -264,7 +264,12 @@ class TestFakeRuns(unittest.TestCase):
 		execs = [c for c in self.fr.calls() if c[2] == 'exec']
 		self.assertTrue(execs)
 		self.assertIn('--kernel_args=mm_bench.arch=arm64', execs[0])
-		self.assertTrue(os.path.isdir(os.path.join(self.fr.build, 'out', 'series-arm64')))
+		# the benchmarks' kernel: without the hooks' option, in a directory of its own
+		self.assertTrue(os.path.isdir(os.path.join(self.fr.build, 'out', 'series-bench-arm64')))
+		configs = [c for c in self.fr.calls() if c[2] == 'config']
+		self.assertTrue(configs and all(
+			'--kconfig_add=# CONFIG_MM_KUNIT_HOOKS is not set' in ' '.join(c)
+			for c in configs), configs)
 		bench = os.listdir(os.path.join(self.fr.build, 'bench'))
 		self.assertTrue(bench and all(d.endswith('-series-arm64') for d in bench), bench)
 
