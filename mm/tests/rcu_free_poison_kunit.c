@@ -351,6 +351,143 @@ static void rcu_free_poison_queued_during_lookup(struct kunit *test)
 }
 
 /*
+ * Spin with preemption off until @page is poisoned or @call is done (10 s
+ * at most, a hang guard), reporting a quiescent state on each turn: the
+ * memory_failure() of @call waits for a grace period before it sets
+ * PG_hwpoison, and this CPU, which keeps a page in its LRU batch, cannot
+ * schedule.  Whether the page was seen poisoned.
+ */
+static bool wait_poisoned_quiescent(struct page *page, struct mf_call *call)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	while (!PageHWPoison(page)) {
+		if (completion_done(&call->done) ||
+		    time_after(jiffies, deadline))
+			return false;
+		local_irq_disable();
+		rcu_momentary_eqs();
+		local_irq_enable();
+		cpu_relax();
+	}
+	return true;
+}
+
+/*
+ * memory_failure() of page 1 of a flagged order-2 folio whose last put
+ * has frozen its refcount at 0, but which is queued only after
+ * PG_hwpoison is set, while another page waits in its zone: the call's
+ * look before PG_hwpoison frees what waits then (the folio is not among
+ * it), and a retry of its page lookup must free the folio once it is
+ * queued, and take the poisoned page off the buddy allocator: it returns
+ * 0, the page poisoned and held, nothing left waiting.  Left queued, the
+ * folio reaches the buddy allocator after its grace period, poisoned page
+ * and all.  memory_failure() runs on another CPU; this one keeps a page
+ * in its LRU batch with preemption off, so the first retry waits in
+ * lru_add_drain_all() until the folio is queued.  Needs the hold: without
+ * it the other page's grace period can end before the first look.
+ */
+static void rcu_free_poison_queued_after_sync(struct kunit *test)
+{
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	bool seen_poison, synced_first, poisoned, buddy, waits, buddy_later;
+	unsigned long *left_poisoned;
+	struct task_struct *task;
+	long waiting0, waiting;
+	struct mf_call *call;
+	struct folio *folio;
+	struct page *page, *other;
+	struct file *batch;
+	int count;
+
+	require_memory_failure(test);
+	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+	call = mf_call_setup(test, &left_poisoned);
+	batch = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
+			      "lru_batch");
+	other = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	folio = folio_alloc(GFP_KERNEL, 2);
+	if (!folio)
+		put_page(other);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	if (page_zone(other) != folio_zone(folio)) {
+		put_page(other);
+		folio_put(folio);
+		kunit_skip(test,
+			   "machine: the order-2 folio and the page came from different zones");
+	}
+	folio_set_rcu_free(folio);
+	page = folio_page(folio, 1);
+	call->pfn = page_to_pfn(page);
+	waiting0 = zone_stat_sum(nr_free_rcu);
+	rfk_hold(test, "that the folio waits when memory_failure() looks");
+	rfk_put_flagged(test, other);
+	/* The last put, up to the folio's free */
+	KUNIT_ASSERT_TRUE(test, folio_ref_freeze(folio, 1));
+
+	migrate_disable();
+	task = mf_call_thread(call);
+	if (IS_ERR(task)) {
+		migrate_enable();
+		folio_ref_unfreeze(folio, 1);
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	if (!lru_batch_pending(test, batch)) {
+		migrate_enable();
+		folio_ref_unfreeze(folio, 1);
+		folio_put(folio);
+		kthread_stop(task);
+		kunit_skip(test,
+			   "machine: this CPU's LRU batch was drained before it could be held, 8 times");
+	}
+	*left_poisoned = call->pfn;
+	wake_up_process(task);
+	seen_poison = wait_poisoned_quiescent(page, call);
+	synced_first = !folio_test_rcu_free(page_folio(other));
+	/* The rest of the free: the folio is queued */
+	rfk_watch(test, &folio->page);
+	folio_ref_unfreeze(folio, 1);
+	folio_put(folio);
+	preempt_enable();
+	migrate_enable();
+	wait_for_completion(&call->done);
+
+	rfk_check_freed(test, "memory_failure");
+	poisoned = PageHWPoison(page);
+	buddy = is_free_buddy_page(page);
+	count = page_count(page);
+	waits = folio_test_rcu_free(folio);
+	waiting = rfk_zone_stat_settle(NULL, nr_free_rcu, waiting0);
+	if (!call->ret && poisoned && count == 1) {
+		KUNIT_EXPECT_EQ(test, unpoison_memory(call->pfn), 0);
+		*left_poisoned = 0;
+	}
+	/* What a folio left queued does after its grace period */
+	rfk_release(test);
+	rfk_wait_watched(test, "the grace-period work");
+	drain_all_pages(page_zone(page));
+	buddy_later = *left_poisoned && PageHWPoison(page) &&
+		      is_free_buddy_page(page);
+	kunit_info(test, "memory_failure() %s before PG_hwpoison was set",
+		   synced_first ? "freed what waited" : "did not free what waited");
+
+	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_EQ_MSG(test, call->ret, 0,
+			    "memory_failure() failed on the folio queued after its sync");
+	KUNIT_EXPECT_TRUE(test, poisoned);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	KUNIT_EXPECT_FALSE_MSG(test, waits,
+			       "the folio still waits: memory_failure() left it queued");
+	KUNIT_EXPECT_EQ_MSG(test, waiting, waiting0,
+			    "nr_free_rcu: still counted as waiting");
+	KUNIT_EXPECT_FALSE_MSG(test, buddy_later,
+			       "the poisoned page reached the buddy allocator after the grace period");
+}
+
+/*
  * memory_failure() of a page already poisoned by an earlier call that
  * could not handle its order-2 folio (in use, on no LRU), once the folio
  * was freed flagged: the call frees the queued folio (after a grace
@@ -500,6 +637,7 @@ static struct kunit_case rcu_free_poison_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
 	KUNIT_CASE_PARAM(rcu_free_poison_waits_for_readers, reader_gen_params),
 	KUNIT_CASE(rcu_free_poison_queued_during_lookup),
+	KUNIT_CASE(rcu_free_poison_queued_after_sync),
 	KUNIT_CASE(rcu_free_poison_poisoned_page_of_queued_folio),
 	KUNIT_CASE(rcu_free_poison_offline_cached_then_unpoison),
 	{}
