@@ -24,6 +24,7 @@
 #include <kunit/test.h>
 #include <linux/anon_inodes.h>
 #include <linux/completion.h>
+#include <linux/falloc.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
