@@ -22,13 +22,11 @@
  */
 
 #include <kunit/test.h>
-#include <linux/anon_inodes.h>
 #include <linux/completion.h>
 #include <linux/folio_batch.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
-#include <linux/mman.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
@@ -799,124 +797,6 @@ static void shmem_read_batch_bounds(struct kunit *test)
 	folio_batch_release(&fbatch);
 }
 
-/* ---- a cut in the middle of a read ---------------------------------- */
-
-/*
- * The reader's user buffer is a private mapping of a file whose fault
- * handler, on the first fault of buffer page PAUSE_PAGE, lets a kthread
- * cut the file and waits for it.  The read is then stopped right inside
- * the copy of the page holding CUT_AT, with the rest of its batch
- * looked up and referenced, for as long as the cut takes.
- */
-#define CUT_PAGES	16
-#define CUT_AT		(10 * SZ_PAGE + 100)
-#define PAUSE_PAGE	(CUT_AT >> PAGE_SHIFT)
-
-struct pause {
-	struct mm_kunit_file *sf;
-	enum mm_kunit_cut cut;
-	bool paused;
-	int cut_ret;
-	struct completion at_pause, resume, exited;
-};
-
-static vm_fault_t pause_fault(struct vm_fault *vmf)
-{
-	struct pause *pz = vmf->vma->vm_file->private_data;
-	struct page *page;
-
-	if (vmf->pgoff == PAUSE_PAGE && !pz->paused) {
-		pz->paused = true;
-		complete(&pz->at_pause);
-		wait_for_completion(&pz->resume);
-	}
-	page = alloc_page(GFP_KERNEL | __GFP_ZERO);
-	if (!page)
-		return VM_FAULT_OOM;
-	vmf->page = page;
-	return 0;
-}
-
-static const struct vm_operations_struct pause_vm_ops = {
-	.fault = pause_fault,
-};
-
-static int pause_mmap_prepare(struct vm_area_desc *desc)
-{
-	desc->vm_ops = &pause_vm_ops;
-	return 0;
-}
-
-static const struct file_operations pause_fops = {
-	.mmap_prepare = pause_mmap_prepare,
-};
-
-static int pause_cutter(void *arg)
-{
-	struct pause *pz = arg;
-
-	if (wait_for_completion_timeout(&pz->at_pause, 60 * HZ))
-		pz->cut_ret = mm_kunit_file_cut(pz->sf, CUT_AT, pz->cut);
-	else
-		pz->cut_ret = -ETIMEDOUT;
-	complete(&pz->resume);
-	complete(&pz->exited);
-	return 0;
-}
-
-/*
- * A read that is inside the copy of the folio holding the cut when the
- * tail is truncated (down and up again) or punched returns the pattern
- * below the cut and zeroes after it: the folios past the cut, removed
- * while the read held them in its batch, are not copied.  v1's batch,
- * which never looked at folio->mapping, returned their old bytes.
- */
-KUNIT_ARRAY_PARAM_DESC(cut, mm_kunit_cut_modes, name);
-
-static void shmem_read_cut_during_copy_no_stale_bytes(struct kunit *test)
-{
-	const struct mm_kunit_cut_mode *c = test->param_value;
-	struct task_struct *task;
-	struct mm_kunit_reader *r = test->priv;
-	struct file *bufile;
-	struct pause *pz;
-	unsigned long ubuf;
-	loff_t pos = 0;
-	ssize_t n;
-
-	pz = kunit_kzalloc(test, sizeof(*pz), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, pz);
-	pz->cut = c->cut;
-	pz->sf = mm_kunit_file_create(test, "never", CUT_PAGES * SZ_PAGE);
-	mm_kunit_file_write(test, pz->sf, 0, pz->sf->size, 9);
-	memset(pz->sf->want + CUT_AT, 0, pz->sf->size - CUT_AT);
-	init_completion(&pz->at_pause);
-	init_completion(&pz->resume);
-	init_completion(&pz->exited);
-
-	bufile = anon_inode_getfile("shmem_read_pause", &pause_fops, pz, O_RDWR);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(bufile));
-	mm_kunit_defer(test, mm_test_fput, bufile);
-	ubuf = kunit_vm_mmap(test, bufile, 0, pz->sf->size,
-			     PROT_READ | PROT_WRITE, MAP_PRIVATE, 0);
-	KUNIT_ASSERT_FALSE(test, !ubuf || IS_ERR_VALUE(ubuf));
-
-	task = kthread_run(pause_cutter, pz, "shmem_read_cut");
-	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
-	n = vfs_read(pz->sf->file, (char __user *)ubuf, pz->sf->size, &pos);
-	if (!pz->paused) {
-		KUNIT_FAIL(test, "the read never faulted on buffer page %lu",
-			   (unsigned long)PAUSE_PAGE);
-		complete(&pz->at_pause);
-	}
-	wait_for_completion(&pz->exited);
-	KUNIT_ASSERT_EQ_MSG(test, pz->cut_ret, 0, "cutting the tail failed");
-	KUNIT_ASSERT_EQ(test, n, (ssize_t)pz->sf->size);
-	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
-					     n), 0);
-	mm_kunit_check_bytes(test, r->kbuf, pz->sf->want, 0, n, c->name);
-}
-
 /* Each case gets a reader (test->priv) */
 static int shmem_read_test_init(struct kunit *test)
 {
@@ -936,8 +816,6 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE(shmem_read_sgp_noalloc_hole_enoent),
 	KUNIT_CASE_PARAM(shmem_read_swapped_out_bytes, swapped_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_batch_bounds, batch_bound_gen_params),
-	KUNIT_CASE_PARAM(shmem_read_cut_during_copy_no_stale_bytes,
-			 cut_gen_params),
 	{}
 };
 

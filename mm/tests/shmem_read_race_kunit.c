@@ -6,7 +6,8 @@
  * KUNIT_CASE_SLOW, in a suite of its own so that make test's races stage
  * selects it by name ("*_race") next to lockless_read_race.  Which folio a
  * read overlapping a cut may still copy is pinned without timing luck by
- * shmem_read_cut_during_copy_no_stale_bytes in shmem_read_kunit.c.
+ * shmem_read_pins_cut_during_copy_no_stale_bytes in
+ * shmem_read_pins_kunit.c.
  */
 
 #include <kunit/test.h>
@@ -67,7 +68,7 @@ struct race {
  * cut this round's tail or zero, and one that began after the cut
  * completed zeroes.  (Which folio a read overlapping the cut may still
  * copy is pinned deterministically by
- * shmem_read_cut_during_copy_no_stale_bytes.)
+ * shmem_read_pins_cut_during_copy_no_stale_bytes.)
  */
 static void race_judge(struct race *rc, int p0, int p1, ssize_t n)
 {
