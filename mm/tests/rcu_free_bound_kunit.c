@@ -39,31 +39,44 @@
 #define NR_QUEUED		4
 
 /*
- * Free @nr flagged pages of @zone (pages of its own, allocated with @gfp
- * until @nr of them are in @zone): they wait for a grace period.  Returns
- * how many it queued.
+ * Allocate up to @nr pages of @zone with @gfp into @pages (others are
+ * given back): how many.
  */
-static int queue_waiting(struct kunit *test, struct zone *zone, gfp_t gfp,
+static int alloc_in_zone(struct page **pages, struct zone *zone, gfp_t gfp,
 			 int nr)
 {
 	struct page *other[16];
-	int queued = 0, nr_other = 0, i;
+	int got = 0, nr_other = 0, i;
 
-	while (queued < nr && nr_other < ARRAY_SIZE(other)) {
+	while (got < nr && nr_other < ARRAY_SIZE(other)) {
 		struct page *page = alloc_page(gfp | __GFP_NOWARN);
 
 		if (!page)
 			break;
-		if (page_zone(page) != zone) {
+		if (page_zone(page) != zone)
 			other[nr_other++] = page;
-			continue;
-		}
-		rfk_put_flagged(test, page);
-		queued++;
+		else
+			pages[got++] = page;
 	}
 	for (i = 0; i < nr_other; i++)
 		__free_page(other[i]);
-	return queued;
+	return got;
+}
+
+/*
+ * Free @nr flagged pages of @zone, allocated with @gfp: they wait for a
+ * grace period.  Returns how many it queued.
+ */
+static int queue_waiting(struct kunit *test, struct zone *zone, gfp_t gfp,
+			 int nr)
+{
+	struct page *pages[NR_QUEUED];
+	int got, i;
+
+	got = alloc_in_zone(pages, zone, gfp, min(nr, NR_QUEUED));
+	for (i = 0; i < got; i++)
+		rfk_put_flagged(test, pages[i]);
+	return got;
 }
 
 /* The busy range of the contig case: a ramfs folio the case pins */
@@ -87,9 +100,13 @@ static void busy_range_release(void *data)
  * a ramfs folio on the LRU with an extra reference of the case's: its
  * migration fails, so alloc_contig_range() of the block finds the range
  * busy after migrating, and no page of it waits for a grace period.
- * Skips when no free pageblock is there.
+ * Before the block's pages are free, @nr pages of its zone go to @pages
+ * (how many: *@got), so that none of them is in the range.  Skips when
+ * no free pageblock is there.
  */
-static struct busy_range *busy_range_setup(struct kunit *test)
+static struct busy_range *busy_range_setup(struct kunit *test,
+					   struct page **pages, int nr,
+					   int *got)
 {
 	struct busy_range *b;
 	struct folio *folio;
@@ -105,6 +122,8 @@ static struct busy_range *busy_range_setup(struct kunit *test)
 	if (!b->block)
 		kunit_skip(test, "machine: no free movable pageblock");
 	split_page(b->block, pageblock_order);
+	*got = alloc_in_zone(pages, page_zone(b->block), GFP_HIGHUSER_MOVABLE,
+			     nr);
 	for (i = 1; i < pageblock_nr_pages; i++)
 		__free_page(b->block + i);
 
@@ -130,31 +149,42 @@ static struct busy_range *busy_range_setup(struct kunit *test)
 /*
  * CONTIG_CALLS alloc_contig_range() calls of a pageblock that stays busy
  * (a pinned ramfs folio) with no waiting page in it, each made while
- * NR_QUEUED flagged pages of the same zone wait elsewhere: every call
- * fails with -EBUSY and none drains (no pgfree_rcu_drain); *held*: the
- * zone still has pages waiting.  A drain could not have helped any of
- * the calls.
+ * NR_QUEUED flagged pages of the same zone, from outside the block, wait:
+ * every call fails with -EBUSY and none drains (no pgfree_rcu_drain);
+ * *held*: the zone still has pages waiting.  A drain could not have
+ * helped any of the calls.
  */
 static void rcu_free_bound_contig_busy_not_waiting(struct kunit *test)
 {
 	int item = zone_stat_item(test, "nr_free_rcu");
 	unsigned long drains0, drains, pfn;
-	int i, ret, queued = 0, busy = 0;
+	int i, j, ret, queued = 0, busy = 0;
 	struct busy_range *b;
+	struct page **pages;
 	struct zone *zone;
 	bool held;
+	int got;
 
 	rfk_require_sync(test);
 	rfk_require_contig(test);
+	pages = kunit_kcalloc(test, CONTIG_CALLS * NR_QUEUED, sizeof(*pages),
+			      GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, pages);
 	drains0 = vm_event(test, "pgfree_rcu_drain");
-	b = busy_range_setup(test);
+	b = busy_range_setup(test, pages, CONTIG_CALLS * NR_QUEUED, &got);
 	pfn = page_to_pfn(b->block);
 	zone = page_zone(b->block);
 	held = rfk_hold(test, "that the zone's other pages wait at each call");
 
 	for (i = 0; i < CONTIG_CALLS; i++) {
-		queued += queue_waiting(test, zone, GFP_HIGHUSER_MOVABLE,
-					NR_QUEUED);
+		for (j = 0; j < NR_QUEUED && queued < got; j++)
+			rfk_put_flagged(test, pages[queued++]);
+		/*
+		 * The folio the last call put back is on an LRU again, so
+		 * that this call isolates the range and migrates, rather
+		 * than find it unmovable
+		 */
+		lru_add_drain_all();
 		ret = rfk_alloc_contig(pfn, pfn + pageblock_nr_pages);
 		rfk_check_freed(test, "alloc_contig_range()");
 		if (!ret) {
@@ -166,6 +196,10 @@ static void rcu_free_bound_contig_busy_not_waiting(struct kunit *test)
 		busy += ret == -EBUSY;
 	}
 	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	kunit_info(test, "%d calls of %s, %d pages left waiting before them, %lu drains",
+		   CONTIG_CALLS, zone->name, queued, drains);
+	while (queued < got)
+		__free_page(pages[--got]);
 
 	if (!queued)
 		kunit_skip(test, "machine: no page of %s to leave waiting",
