@@ -63,22 +63,6 @@ static int alloc_in_zone(struct page **pages, struct zone *zone, gfp_t gfp,
 	return got;
 }
 
-/*
- * Free @nr flagged pages of @zone, allocated with @gfp: they wait for a
- * grace period.  Returns how many it queued.
- */
-static int queue_waiting(struct kunit *test, struct zone *zone, gfp_t gfp,
-			 int nr)
-{
-	struct page *pages[NR_QUEUED];
-	int got, i;
-
-	got = alloc_in_zone(pages, zone, gfp, min(nr, NR_QUEUED));
-	for (i = 0; i < got; i++)
-		rfk_put_flagged(test, pages[i]);
-	return got;
-}
-
 /* The busy range of the contig case: a ramfs folio the case pins */
 struct busy_range {
 	struct file *file;
@@ -216,22 +200,20 @@ static void rcu_free_bound_contig_busy_not_waiting(struct kunit *test)
 
 #if MM_HOOK(COMPACTION_FREE_RCU)
 /*
- * The check sync-light compaction makes when its migration scanner
- * leaves a block it migrated flagged folios from, on a compact_control
- * of the case's, as one compact_zone() call (its own fields cleared).
+ * Free @nr flagged pages of @zone, allocated with @gfp: they wait for a
+ * grace period.  Returns how many it queued.
  */
-static bool compaction_check(struct zone *zone)
+static int queue_waiting(struct kunit *test, struct zone *zone, gfp_t gfp,
+			 int nr)
 {
-	struct compact_control cc = {
-		.zone = zone,
-		.mode = MIGRATE_SYNC_LIGHT,
-		.order = 3,
-		.rcu_free_migrated = true,
-	};
+	struct page *pages[NR_QUEUED];
+	int got, i;
 
-	return compaction_free_rcu(&cc);
+	got = alloc_in_zone(pages, zone, gfp, min(nr, NR_QUEUED));
+	for (i = 0; i < got; i++)
+		rfk_put_flagged(test, pages[i]);
+	return got;
 }
-#endif
 
 /* A populated zone of this node other than @not, with nothing waiting */
 static struct zone *zone_not_waiting(struct kunit *test, struct zone *not)
@@ -250,6 +232,24 @@ static struct zone *zone_not_waiting(struct kunit *test, struct zone *not)
 	kunit_skip(test, "machine: no second zone with nothing waiting");
 	return NULL;
 }
+
+/*
+ * The check sync-light compaction makes when its migration scanner
+ * leaves a block it migrated flagged folios from, on a compact_control
+ * of the case's, as one compact_zone() call (its own fields cleared).
+ */
+static bool compaction_check(struct zone *zone)
+{
+	struct compact_control cc = {
+		.zone = zone,
+		.mode = MIGRATE_SYNC_LIGHT,
+		.order = 3,
+		.rcu_free_migrated = true,
+	};
+
+	return compaction_free_rcu(&cc);
+}
+#endif
 
 /*
  * COMPACT_CALLS compaction checks (compaction_free_rcu(), a hook) of a
