@@ -116,6 +116,15 @@ int rfk_init(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rfk_kvfree,
 							ctx->watch), 0);
 	rfk_wait_idle(test);
+#ifdef RCU_FREE_SYNC_INTERVAL
+	/*
+	 * Range allocation and compaction expedite the grace period of a
+	 * drain at most once per zone every RCU_FREE_SYNC_INTERVAL: start
+	 * each case with that turn free in every zone, whatever the case
+	 * before did (a condition on the clock, which this wait meets).
+	 */
+	schedule_timeout_uninterruptible(RCU_FREE_SYNC_INTERVAL + 2);
+#endif
 	if (MM_HOOK(RCU_FREE_NR_EARLY))
 		ctx->early0 = rcu_free_nr_early();
 	test->priv = ctx;
