@@ -247,7 +247,7 @@ static bool compaction_check(struct zone *zone)
 		.rcu_free_migrated = true,
 	};
 
-	return compaction_free_rcu(&cc);
+	return compaction_free_rcu_hook(&cc);
 }
 #endif
 
