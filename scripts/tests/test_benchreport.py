@@ -285,6 +285,23 @@ class TestEnvironment(Base):
 			ls, ENV.replace('exact=yes', 'exact=no')), 'wall-'))
 		self.assertEqual(self.find(d['results'], 'reclaim', 'on', map='pmd')['unit'], 'ms')
 
+	# Catches a row that only a test hook measures (hooks=on, e.g. the bytes a
+	# tracepoint counts) refused in a comparison with the same kernel built
+	# without the hooks' option; without hooks= it stays an error.
+	def test_row_of_a_hook_only_with_hooks_on(self):
+		off = [self.mutate(p, lambda ls: [x for x in with_env(ls, ENV + ' hooks=off')
+						  if 'threads=1 ' not in x], 'off-') for p in NEW[:1]]
+		on = [self.mutate(p, lambda ls: with_env(ls, ENV + ' hooks=on'), 'on-') for p in BASE[:1]]
+		d, out = self.json_of('compare', '--base', *off, '--new', *on)
+		hook = [n for n in d['not_compared'] if 'needs a test hook' in n['reason']]
+		self.assertTrue(hook, d['not_compared'])
+		self.assertTrue(all(n['missing'] == 'base' and n['config'].get('threads') == '1'
+				    for n in hook), hook)
+		# hooks=on on the side that lacks the row: still an error
+		p = run('compare', '--base', *[self.mutate(off[0], lambda ls: [
+			x.replace('hooks=off', 'hooks=on') for x in ls], 'on2-')], '--new', *on)
+		self.assertBadInput(p, r'bench=pread16 fs=tmpfs threads=1 variant=-: only in the new logs')
+
 	# Catches a log without BENCHENV (older kernels, stock kunit.py) refused or given a made-up one.
 	def test_no_env_line(self):
 		d, out = self.json_of('inboot', BOOT1)
