@@ -63,10 +63,35 @@ static int alloc_in_zone(struct page **pages, struct zone *zone, gfp_t gfp,
 	return got;
 }
 
-/* The busy range of the contig case: a ramfs folio the case pins */
+/*
+ * What keeps the block of the contig case busy: a ramfs folio the case
+ * pins, or a page that only looks like one waiting for a grace period
+ * (PG_rcu_free, no reference, not free): a poisoned order-0 page, which
+ * its free drops instead of queueing it.
+ */
+enum busy_kind {
+	BUSY_PINNED,
+	BUSY_POISONED,
+};
+
+static const char * const busy_kind_names[] = {
+	[BUSY_PINNED] = "pinned folio",
+	[BUSY_POISONED] = "dropped poisoned page",
+};
+
+static void busy_kind_desc(const enum busy_kind *kind, char *desc)
+{
+	strscpy(desc, busy_kind_names[*kind], KUNIT_PARAM_DESC_SIZE);
+}
+
+static const enum busy_kind busy_kinds[] = { BUSY_PINNED, BUSY_POISONED };
+KUNIT_ARRAY_PARAM(busy_kind, busy_kinds, busy_kind_desc);
+
+/* The busy range of the contig case */
 struct busy_range {
 	struct file *file;
 	struct folio *pinned;
+	struct page *poisoned;
 	struct page *block;
 };
 
@@ -77,6 +102,37 @@ static void busy_range_release(void *data)
 	truncate_inode_pages(b->file->f_mapping, 0);
 	if (b->pinned)
 		folio_put(b->pinned);
+	if (b->poisoned) {
+		/*
+		 * Its poison was the case's, not memory_failure()'s: give
+		 * it back as an unpoison would, its flag kept (so it waits
+		 * for a grace period).
+		 */
+		ClearPageHWPoison(b->poisoned);
+		set_page_count(b->poisoned, 1);
+		put_page(b->poisoned);
+	}
+}
+
+/*
+ * Make the first page of @b's block (the case's, with a reference) a
+ * poisoned order-0 page with PG_rcu_free, dropped at its free.
+ */
+static void busy_range_poison(struct kunit *test, struct busy_range *b)
+{
+	struct page *page = b->block;
+
+	folio_set_rcu_free(page_folio(page));
+	SetPageHWPoison(page);
+	put_page(page);
+	b->poisoned = page;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							busy_range_release,
+							b), 0);
+	KUNIT_ASSERT_EQ_MSG(test, page_ref_count(page), 0,
+			    "the poisoned page was not dropped at its free");
+	KUNIT_ASSERT_FALSE_MSG(test, PageBuddy(page),
+			       "the poisoned page went to the buddy allocator");
 }
 
 /*
@@ -84,11 +140,13 @@ static void busy_range_release(void *data)
  * a ramfs folio on the LRU with an extra reference of the case's: its
  * migration fails, so alloc_contig_range() of the block finds the range
  * busy after migrating, and no page of it waits for a grace period.
- * Before the block's pages are free, @nr pages of its zone go to @pages
- * (how many: *@got), so that none of them is in the range.  Skips when
- * no free pageblock is there.
+ * With @kind BUSY_POISONED, that first page is instead a dropped
+ * poisoned page (busy_range_poison()).  Before the block's pages are
+ * free, @nr pages of its zone go to @pages (how many: *@got), so that
+ * none of them is in the range.  Skips when no free pageblock is there.
  */
 static struct busy_range *busy_range_setup(struct kunit *test,
+					   enum busy_kind kind,
 					   struct page **pages, int nr,
 					   int *got)
 {
@@ -97,6 +155,8 @@ static struct busy_range *busy_range_setup(struct kunit *test,
 	unsigned long i;
 	int ret;
 
+	if (kind == BUSY_POISONED && !IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off");
 	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	b->file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
@@ -110,6 +170,10 @@ static struct busy_range *busy_range_setup(struct kunit *test,
 			     nr);
 	for (i = 1; i < pageblock_nr_pages; i++)
 		__free_page(b->block + i);
+	if (kind == BUSY_POISONED) {
+		busy_range_poison(test, b);
+		return b;
+	}
 
 	folio = page_folio(b->block);
 	ret = filemap_add_folio(b->file->f_mapping, folio, 0, GFP_KERNEL);
@@ -132,7 +196,8 @@ static struct busy_range *busy_range_setup(struct kunit *test,
 
 /*
  * CONTIG_CALLS alloc_contig_range() calls of a pageblock that stays busy
- * (a pinned ramfs folio) with no waiting page in it, each made while
+ * (a pinned ramfs folio, or a dropped poisoned page with PG_rcu_free that
+ * no drain can free) with no waiting page in it, each made while
  * NR_QUEUED flagged pages of the same zone, from outside the block, wait:
  * every call fails with -EBUSY and none drains (no pgfree_rcu_drain);
  * *held*: the zone still has pages waiting.  A drain could not have
@@ -155,7 +220,8 @@ static void rcu_free_bound_contig_busy_not_waiting(struct kunit *test)
 			      GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pages);
 	drains0 = vm_event(test, "pgfree_rcu_drain");
-	b = busy_range_setup(test, pages, CONTIG_CALLS * NR_QUEUED, &got);
+	b = busy_range_setup(test, *(const enum busy_kind *)test->param_value,
+			     pages, CONTIG_CALLS * NR_QUEUED, &got);
 	pfn = page_to_pfn(b->block);
 	zone = page_zone(b->block);
 	held = rfk_hold(test, "that the zone's other pages wait at each call");
@@ -365,7 +431,8 @@ static void rcu_free_bound_compaction_rate(struct kunit *test)
 }
 
 static struct kunit_case rcu_free_bound_cases[] = {
-	KUNIT_CASE(rcu_free_bound_contig_busy_not_waiting),
+	KUNIT_CASE_PARAM(rcu_free_bound_contig_busy_not_waiting,
+			 busy_kind_gen_params),
 	KUNIT_CASE(rcu_free_bound_compaction_nothing_waiting),
 	KUNIT_CASE(rcu_free_bound_compaction_rate),
 	{}
