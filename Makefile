@@ -21,12 +21,14 @@
 #   make mutate       mutants of each patch's lines, built and run: which ones no case
 #                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=; docs/mutate.rst)
 #   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
+#   make variants     the suites on each alternative of patches/variants/ (ALT=a,b;
+#                     SUITE=): a case that fails on one is pinned (exit 1)
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
 # KDIR_DEPTH=N: only N commits of a git KDIR's history),
 # LINUX_TARBALL=/path/linux-7.3.tar.xz, SUITE='lazyfree_thp*' (a kunit.py
-# filter glob), VARIANT=series|pristine|asis|upto:N|before:GROUP|upto:GROUP
-# (asis: KDIR as it is), SERIES=path/to/series.mbx (a b4 am mbox or a whole
+# filter glob), VARIANT=series|pristine|asis|upto:N|before:GROUP|upto:GROUP|alt:NAME
+# (asis: KDIR as it is; alt:NAME: the series + patches/variants/NAME.patch), SERIES=path/to/series.mbx (a b4 am mbox or a whole
 # lore thread, instead of patches/series; SERIES_BASE=strict refuses one
 # whose base-commit: is not ours), APPLIED=lazyfree-thp,... (the groups asis or SERIES=
 # carries; none; without it expected-before is off),
@@ -74,7 +76,7 @@ STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TI
 FROM    ?=
 TO      ?=
 
-.PHONY: all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
+.PHONY: variants all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix bench-matrix-merge series-check series-check-merge \
 	modules-run install uninstall docs selftests selftests-compare mutate mutate-merge
 
@@ -151,6 +153,9 @@ selftests: deps
 selftests-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
+
+variants: deps
+	@$(MMKUNIT) variants $(RUNOPTS) $(if $(ALT),--only='$(ALT)') $(if $(SLOW),--slow) $(if $(SUITE),'$(SUITE)')
 
 mutate: deps
 	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(SUITE),--filter_glob='$(SUITE)')

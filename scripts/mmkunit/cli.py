@@ -32,7 +32,8 @@ Subcommands (the Makefile calls them; see README.md):
 
 VARIANT is "series" (all of patches/series, or of the mbox SERIES=),
 "pristine" (none of it), "asis" (KDIR as it is, APPLIED= says which groups
-it carries), upto:N, before:GROUP or upto:GROUP.  Exit codes: 0 pass, 1 a test failed,
+it carries), upto:N, before:GROUP, upto:GROUP or alt:NAME (the series and
+patches/variants/NAME.patch).  Exit codes: 0 pass, 1 a test failed,
 2 the run could not be done (build, tree, OS error), 130 interrupted.
 """
 
@@ -228,6 +229,58 @@ def write_matrix(rows: List[dict], an: dict, text: str, data: dict) -> None:
 		json.dump(dict({'rows': rows}, **data, **an), f, indent=1)
 	with open(stem + '-junit.xml', 'w') as f:
 		f.write(report.matrix_junit(rows, an))
+
+
+VARIANTS_DIR = os.path.join(BUILD, 'variants')
+
+
+def pinned_cases(st: report.Stage) -> List[str]:
+	"""The cases that failed on an alternative: each decides on a choice
+	the seeds leave open, or the alternative is wrong."""
+	return [c['name'] for c in st.cases if c['verdict'] == 'fail']
+
+
+def variants_text(rows: List[dict]) -> str:
+	"""One line per alternative, then its pinned cases."""
+	lines = []
+	for r in rows:
+		if r['error']:
+			state = f'error: {r["error"]}'
+		elif r['pinned']:
+			state = f'{len(r["pinned"])} pinned'
+		else:
+			state = 'nothing pinned'
+		lines.append(f'{r["name"]}: {r["passed"]} passed, {r["failed"]} failed, '
+			     f'{r["skipped"]} skipped: {state}')
+		lines += [f'  pinned: {c}' for c in r['pinned']]
+	return '\n'.join(lines)
+
+
+def cmd_variants(args) -> int:
+	"""The suites on the series with each alternative of patches/variants/
+	(VARIANT=alt:NAME): a case that fails on one is pinned."""
+	names = [n for n in args.only.split(',') if n] if args.only else tree.alternatives()
+	if not names:
+		raise Error('make variants: no patches/variants/*.patch')
+	for n in names:
+		tree.alt_patch(n)
+	t0 = time.monotonic()
+	sts, rows = [], []
+	for n in names:
+		st = stages.run_variant('alt:' + n, jobs=args.jobs, timeout=args.timeout,
+					filter_glob=args.filter_glob, with_slow=args.slow)
+		sts.append(st)
+		rows.append(dict(name=n, error=st.error, pinned=pinned_cases(st), **st.counts))
+	text = variants_text(rows)
+	os.makedirs(VARIANTS_DIR, exist_ok=True)
+	with open(os.path.join(VARIANTS_DIR, 'report.json'), 'w') as f:
+		json.dump({'variants': rows, 'elapsed_s': round(time.monotonic() - t0)}, f, indent=1)
+	with open(os.path.join(VARIANTS_DIR, 'report.txt'), 'w') as f:
+		f.write(text + '\n')
+	print(text)
+	code = finish('variants', sts, t0)
+	print(count_line(report.total(sts)))
+	return code
 
 
 def cmd_series_check(args) -> int:
@@ -783,6 +836,15 @@ def main(argv: List[str]) -> int:
 	j.add_argument('--require-listed', action='store_true',
 		       help='a case of patches/expected-before that did not run fails')
 	j.set_defaults(fn=cmd_judge)
+	v = sub.add_parser('variants', help='the suites on each alternative of patches/variants/: '
+			   'a case that fails on one is pinned')
+	v.add_argument('filter_glob', nargs='?', default='')
+	v.add_argument('--only', default='', help='NAME[,NAME...] of patches/variants/')
+	v.add_argument('--slow', action='store_true', help='also KUNIT_CASE_SLOW cases')
+	v.add_argument('--jobs', type=int, default=0)
+	v.add_argument('--timeout', type=int, default=0)
+	v.set_defaults(fn=cmd_variants)
+	add_lock_options(v)
 	m = sub.add_parser('series-check', help='build and run every prefix of the series')
 	m.add_argument('--from', dest='from_', type=int, default=None)
 	m.add_argument('--to', type=int, default=None)

@@ -426,7 +426,7 @@ def apply_hooks(tree: str, hooks=HOOKS) -> List[str]:
 	return changed
 
 
-VARIANTS = 'series, nohooks, pristine, asis, upto:N, before:GROUP, upto:GROUP'
+VARIANTS = 'series, nohooks, pristine, asis, upto:N, before:GROUP, upto:GROUP, alt:NAME'
 
 
 # ---------------------------------------------- test hooks (patches/*/hooks/)
@@ -517,7 +517,34 @@ def variant_patches(variant: str) -> List[str]:
 		if not idx:
 			raise Error(f'{variant}: no patch of group {m.group(2)!r} in patches/series')
 		return series[:idx[0]] if m.group(1) == 'before' else series[:idx[-1] + 1]
+	# "alt:NAME" = the series and patches/variants/NAME.patch after it
+	m = re.match(r'^alt:([A-Za-z0-9._-]+)$', variant)
+	if m:
+		if series_mbox():
+			raise Error(f'{variant}: a variant of our series; drop SERIES=')
+		return series + [alt_patch(m.group(1))]
 	raise Error(f'unknown variant {variant!r} ({VARIANTS})')
+
+
+ALT_DIR = 'variants'
+
+
+def alternatives() -> List[str]:
+	"""The names of patches/variants/*.patch: behaviour-preserving
+	alternatives to choices of our series that the seeds leave open."""
+	d = os.path.join(REPO, 'patches', ALT_DIR)
+	if not os.path.isdir(d):
+		return []
+	return sorted(n[:-len('.patch')] for n in os.listdir(d) if n.endswith('.patch'))
+
+
+def alt_patch(name: str) -> str:
+	"""patches/ path of the alternative NAME (NAME or NAME.patch)."""
+	name = name[:-len('.patch')] if name.endswith('.patch') else name
+	if name not in alternatives():
+		raise Error(f'alt:{name}: no patches/{ALT_DIR}/{name}.patch '
+			    f'(there are: {", ".join(alternatives()) or "none"})')
+	return f'{ALT_DIR}/{name}.patch'
 
 
 def variant_groups(variant: str) -> Optional[List[str]]:
@@ -535,7 +562,8 @@ def variant_groups(variant: str) -> Optional[List[str]]:
 			    'carries the groups of its patches in patches/series')
 	if variant == 'asis' or (mbox and patches):
 		return parse_applied(applied) if applied else None
-	return sorted({group_of(p) for p in patches if not is_test_hook(p)})
+	return sorted({group_of(p) for p in patches
+		       if not is_test_hook(p) and group_of(p) != ALT_DIR})
 
 
 def describe_groups(groups: Optional[List[str]]) -> str:

@@ -354,6 +354,37 @@ class TestTreeAndSeries(unittest.TestCase):
 		with self.assertRaises(common.Error):
 			tree.variant_patches('bogus')
 
+	# alt:NAME = the series + patches/variants/NAME.patch last; its groups
+	# are the series' (not "variants"); an unknown NAME is refused by name
+	@mock.patch.dict(os.environ, {'SERIES': '', 'APPLIED': '', 'HOOKS': ''})
+	def test_alt_variants(self):
+		names = tree.alternatives()
+		self.assertGreaterEqual(len(names), 6)
+		alt = tree.variant_patches('alt:' + names[0])
+		self.assertEqual(alt, tree.read_series() + [f'variants/{names[0]}.patch'])
+		self.assertTrue(os.path.isfile(tree.patch_file(alt[-1])))
+		self.assertEqual(tree.variant_groups('alt:' + names[0]),
+				 tree.variant_groups('series'))
+		with self.assertRaisesRegex(common.Error, 'no patches/variants/nosuch.patch'):
+			tree.variant_patches('alt:nosuch')
+
+	# make variants: a case that fails on an alternative is listed pinned;
+	# a skipped or passed one is not; an alternative that could not run says so
+	def test_variants_report(self):
+		st = report.Stage(name='alt-x', cases=[
+			{'name': 's.a', 'status': 'FAILED', 'verdict': 'fail', 'reason': ''},
+			{'name': 's.b', 'status': 'SKIPPED', 'verdict': 'skip', 'reason': ''},
+			{'name': 's.c', 'status': 'PASSED', 'verdict': 'pass', 'reason': ''}])
+		self.assertEqual(cli.pinned_cases(st), ['s.a'])
+		text = cli.variants_text([
+			dict(name='x', error='', pinned=['s.a'], passed=1, failed=1, skipped=1),
+			dict(name='y', error='', pinned=[], passed=3, failed=0, skipped=0),
+			dict(name='z', error='does not apply', pinned=[], passed=0, failed=1,
+			     skipped=0)])
+		self.assertIn('x: 1 passed, 1 failed, 1 skipped: 1 pinned\n  pinned: s.a', text)
+		self.assertIn('y: 3 passed, 0 failed, 0 skipped: nothing pinned', text)
+		self.assertIn('z: 0 passed, 1 failed, 0 skipped: error: does not apply', text)
+
 	# the mails of a b4 mbox: subject without its [PATCH v2 1/3] tag
 	# (folded), and which of them carry a diff (a cover letter does not)
 	def test_mbox_mails(self):
