@@ -76,7 +76,7 @@ STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TI
 FROM    ?=
 TO      ?=
 
-.PHONY: variants all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
+.PHONY: variants ci-local all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix bench-matrix-merge series-check series-check-merge \
 	modules-run install uninstall docs selftests selftests-compare mutate mutate-merge
 
@@ -159,6 +159,19 @@ variants: deps
 
 mutate: deps
 	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(SUITE),--filter_glob='$(SUITE)')
+
+# GitLab CI's pipeline (.gitlab-ci.yml) on this machine, jobs in a shell:
+# make ci-local CI_LOCAL_ARGS='--variable RUN=mutate --variable PATCH=lazyfree-thp'
+# gitlab-ci-local goes to build/node (npm, Node.js >= 20; 4.65 is the last
+# release that runs on Node 20)
+CI_LOCAL_VERSION ?= 4.65.0
+CI_LOCAL := build/node/node_modules/.bin/gitlab-ci-local
+$(CI_LOCAL):
+	@command -v npm >/dev/null || { echo "make ci-local: needs npm and Node.js >= 20" >&2; exit 2; }
+	npm install --silent --prefix build/node gitlab-ci-local@$(CI_LOCAL_VERSION)
+
+ci-local: $(CI_LOCAL)
+	$(CI_LOCAL) --shell-executor-no-image $(CI_LOCAL_ARGS)
 
 mutate-merge:
 	@$(MMKUNIT) mutate-merge $(SHARDS)
