@@ -126,9 +126,6 @@ static void busy_range_poison(struct kunit *test, struct busy_range *b)
 	SetPageHWPoison(page);
 	put_page(page);
 	b->poisoned = page;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							busy_range_release,
-							b), 0);
 	KUNIT_ASSERT_EQ_MSG(test, page_ref_count(page), 0,
 			    "the poisoned page was not dropped at its free");
 	KUNIT_ASSERT_FALSE_MSG(test, PageBuddy(page),
@@ -161,6 +158,10 @@ static struct busy_range *busy_range_setup(struct kunit *test,
 	KUNIT_ASSERT_NOT_NULL(test, b);
 	b->file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
 				"busy");
+	/* Gives back what the fields below hold when they are set */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							busy_range_release,
+							b), 0);
 	b->block = alloc_pages(GFP_HIGHUSER_MOVABLE | __GFP_NORETRY |
 			       __GFP_NOWARN, pageblock_order);
 	if (!b->block)
@@ -185,9 +186,6 @@ static struct busy_range *busy_range_setup(struct kunit *test,
 	folio_unlock(folio);
 	/* The case's reference: the page cache holds its own */
 	b->pinned = folio;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							busy_range_release,
-							b), 0);
 	lru_add_drain_all();
 	KUNIT_ASSERT_TRUE_MSG(test, folio_test_lru(folio),
 			      "the busy folio is not on an LRU");
