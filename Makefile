@@ -21,6 +21,8 @@
 #   make mutate       mutants of each patch's lines, built and run: which ones no case
 #                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=; docs/mutate.rst)
 #   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
+#   make repeat       boot the series kernel RUNS=10 times, LOAD=2 (jobs of a kernel
+#                     build beside it), RACES=1 (the race suites too): which cases flake
 #   make variants     the suites on each alternative of patches/variants/ (ALT=a,b;
 #                     SUITE=): a case that fails on one is pinned (exit 1)
 #
@@ -76,7 +78,7 @@ STOPTS  := $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TI
 FROM    ?=
 TO      ?=
 
-.PHONY: variants ci-local all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
+.PHONY: variants ci-local repeat all deps run run-debug run-kcsan test test-debug test-host tree clean distclean help \
 	bench bench-compare bench-matrix bench-matrix-merge series-check series-check-merge \
 	modules-run install uninstall docs selftests selftests-compare mutate mutate-merge
 
@@ -153,6 +155,9 @@ selftests: deps
 selftests-compare: deps
 	@test -n "$(A)" -a -n "$(B)" || { echo "make selftests-compare: A=<kernel> B=<kernel> are required (e.g. A=pristine B=series)" >&2; exit 2; }
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
+
+repeat: deps
+	@$(MMKUNIT) repeat $(RUNOPTS) --runs=$(or $(RUNS),10) $(if $(filter-out 0,$(LOAD)),--load=$(LOAD)) $(if $(RACES),--races) $(if $(SUITE),'$(SUITE)')
 
 variants: deps
 	@$(MMKUNIT) variants $(RUNOPTS) $(if $(ALT),--only='$(ALT)') $(if $(SLOW),--slow) $(if $(SUITE),'$(SUITE)')

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import arch, deps, judge, kernel, mutate, proc, report, shard, stages, thread, tree
+from . import arch, deps, judge, kernel, mutate, proc, repeat, report, shard, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
 		     default_jobs, eprint, info, rel)
 from .lock import BuildLock
@@ -836,6 +836,17 @@ def main(argv: List[str]) -> int:
 	j.add_argument('--require-listed', action='store_true',
 		       help='a case of patches/expected-before that did not run fails')
 	j.set_defaults(fn=cmd_judge)
+	rp = sub.add_parser('repeat', help='boot the series kernel RUNS times (optionally '
+			    'loaded): which cases flake')
+	rp.add_argument('filter_glob', nargs='?', default='')
+	rp.add_argument('--runs', type=int, default=10)
+	rp.add_argument('--load', type=int, default=0,
+			help='jobs of a kernel build of another tree beside the runs (0: none)')
+	rp.add_argument('--races', action='store_true', help='also boot the race suites each run')
+	rp.add_argument('--jobs', type=int, default=0)
+	rp.add_argument('--timeout', type=int, default=0)
+	rp.set_defaults(fn=repeat.cmd_repeat)
+	add_lock_options(rp)
 	v = sub.add_parser('variants', help='the suites on each alternative of patches/variants/: '
 			   'a case that fails on one is pinned')
 	v.add_argument('filter_glob', nargs='?', default='')

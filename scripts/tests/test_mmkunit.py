@@ -520,3 +520,28 @@ class TestFetch(unittest.TestCase):
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+class TestRepeat(unittest.TestCase):
+	# make repeat: a case with two verdicts over the runs, or missing from
+	# some runs, is flaky; one that failed every run is listed apart; a
+	# case that passed (or skipped) every run is neither
+	def test_flakes(self):
+		from mmkunit import repeat
+		runs = [{'s.a': 'pass', 's.b': 'fail', 's.c': 'skip', 's.d': 'pass'},
+			{'s.a': 'fail', 's.b': 'fail', 's.c': 'skip'},
+			{'s.a': 'pass', 's.b': 'fail', 's.c': 'skip', 's.d': 'pass'}]
+		rows = {r['case']: r for r in repeat.flakes(runs)}
+		self.assertTrue(rows['s.a']['flaky'])
+		self.assertEqual((rows['s.a']['passed'], rows['s.a']['failed']), (2, 1))
+		self.assertFalse(rows['s.b']['flaky'])
+		self.assertEqual(rows['s.b']['failed'], 3)
+		self.assertFalse(rows['s.c']['flaky'])
+		self.assertTrue(rows['s.d']['flaky'])		# not run once
+		self.assertEqual(rows['s.d']['absent'], 1)
+		self.assertEqual(repeat.flakes(runs)[0]['case'], 's.a')
+		text = repeat.flake_text(repeat.flakes(runs), 3, 'idle')
+		self.assertIn('flaky: s.a: 2 passed, 1 failed, 0 skipped', text)
+		self.assertIn('failed every run: s.b', text)
+		self.assertNotIn('s.c', text)
+		self.assertTrue(text.endswith('4 case(s): 2 flaky, 1 failed every run'))
