@@ -19,7 +19,8 @@
 #   make selftests    the kernel's mm selftests on VARIANT's kernel under QEMU
 #   make selftests-compare A=pristine B=series   the same selftests, what got worse
 #   make mutate       mutants of each patch's lines, built and run: which ones no case
-#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=; docs/mutate.rst)
+#                     kills (PATCH=, BUDGET=<min>, SHARD=i/N, SEED=, SUITE=,
+#                     MODE=each|schemata, FRESH=1; docs/mutate.rst)
 #   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
 #
 # Variables: KDIR=/path/to/linux-7.3 (your tree instead of Debian's source;
@@ -153,7 +154,7 @@ selftests-compare: deps
 	@$(SELFTESTS) compare $(STOPTS) $(if $(REUSE),--reuse) $(A) $(B)
 
 mutate: deps
-	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(SUITE),--filter_glob='$(SUITE)')
+	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) $(if $(MODE),--mode=$(MODE)) $(if $(filter-out 0,$(FRESH)),--fresh) $(if $(SUITE),--filter_glob='$(SUITE)')
 
 mutate-merge:
 	@$(MMKUNIT) mutate-merge $(SHARDS)

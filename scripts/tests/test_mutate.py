@@ -442,10 +442,10 @@ class MutateRun(RunCase):
 		self.assertIn('-\tif (x > max)\n+\tif (x > (max - 1))',
 			      st['fake/0001:mm/fake.c:6:bound-1#1']['diff'])
 		counts = {s: sum(1 for m in d['mutants'] if m['status'] == s) for s in mutate.STATUSES}
-		self.assertEqual(counts, {'killed': 6, 'survived': 5, 'stillborn': 1,
+		self.assertEqual(counts, {'killed': 6, 'survived': 5, 'not reached': 0, 'stillborn': 1,
 					  'equivalent': 1, 'not run': 0})
 		text = self.text('results')
-		self.assertRegex(text, r'fake/0001\s+13\s+6\s+5\s+1\s+1\s+0\s+54\.5 %')
+		self.assertRegex(text, r'fake/0001\s+13\s+6\s+5\s+0\s+1\s+1\s+0\s+54\.5 %')
 		self.assertIn('survivors (5):', text)
 		self.assertIn('fake/0001:mm/fake.c:6:negate#1: fake.fake.clamps', text)
 		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS)
@@ -561,7 +561,7 @@ class MutateRun(RunCase):
 		# both boots panic: killed by the splat
 		with open(os.path.join(self.fr.ctl, 'booted')) as f:
 			n = len(f.read().split())		# boots so far; then the baseline
-		r = self.mutate('--shard=1/4', FAKE_PANIC_AT=f'{n + 2},{n + 3}')
+		r = self.mutate('--shard=1/4', '--fresh', FAKE_PANIC_AT=f'{n + 2},{n + 3}')
 		d = self.result('shard-1-of-4')
 		dead = [m for m in d['mutants'] if m['reboots']]
 		self.assertEqual(dead[0]['status'], 'killed')
@@ -590,7 +590,7 @@ class MutateRun(RunCase):
 		self.assertFalse(d['complete'])
 		self.assertTrue(all(m['status'] == 'not run' for m in d['mutants']))
 		self.assertTrue(self.tree_clean())
-		self.assertRegex(self.text('results'), r'fake/0001\s+13\s+0\s+0\s+0\s+0\s+13')
+		self.assertRegex(self.text('results'), r'fake/0001\s+13\s+0\s+0\s+0\s+0\s+0\s+13')
 
 
 if __name__ == '__main__':
