@@ -223,8 +223,8 @@ class TestSwitching(unittest.TestCase):
 		self.assertEqual(t.count(f'mm_mutant_on({n})'), 2)
 		# WRITE_ONCE is a statement: switched as one
 		n = i['s/0001:mm/sample.c:24:plain-access#1']
-		self.assertIn(f'{{ if (mm_mutant_on({n})) {{ (s->count = READ_ONCE(s->count) + 1); }} '
-			      'else {', t)
+		self.assertIn(f'if (mm_mutant_on({n})) {{ (s->count = READ_ONCE(s->count) + 1); }} '
+			      'else ', t)
 		# a designated initialiser's field, and the middle of a for
 		n = i['s/0001:mm/sample.c:35:ge-gt#1']
 		self.assertIn(f'.count = (mm_mutant_on({n}) ? (v > 2)', t)
