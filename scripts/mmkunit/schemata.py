@@ -374,7 +374,8 @@ def render(text: str, switches: List[Switch]) -> Tuple[str, Set[int]]:
 
 	def wrap(n: _Node, orig: str) -> str:
 		if n.kind == 'insert':
-			return ''.join(f'if (mm_mutant_on({s.id})) {s.text} ' for s in n.switches)
+			# braced: no -Wmisleading-indentation for the statement after it
+			return ''.join(f'if (mm_mutant_on({s.id})) {{ {s.text} }} ' for s in n.switches)
 		if n.kind == 'expr':
 			return '(' + ''.join(f'mm_mutant_on({s.id}) ? ({s.text}) : '
 					     for s in n.switches) + f'({orig}))'
@@ -632,7 +633,8 @@ def reusable(entry: Optional[dict], suites_now: Dict[str, str],
 		return then == suites_now
 	if set(entry['reach']) != set(reach_now):
 		return False
-	return all(then.get(s) == suites_now.get(s) and s in suites_now for s in reach_now)
+	# a suite whose source is not under mm/tests (hash '') counts as unchanged
+	return all(then.get(s, '') == suites_now.get(s, '') for s in reach_now)
 
 
 # ------------------------------------------------------------ a whole file

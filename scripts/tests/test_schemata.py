@@ -114,7 +114,7 @@ OPERATORS = {'negate', 'drop-operand', 'cond-true', 'cond-false', 'lt-le', 'le-l
 
 
 def gcc(d, out, sources, *flags):
-	r = subprocess.run(['gcc', '-O2', '-w', '-I', d, *flags, '-o', os.path.join(d, out)] +
+	r = subprocess.run(['gcc', '-O2', '-Wall', '-Werror', '-Wno-unused', '-Wno-parentheses', '-I', d, *flags, '-o', os.path.join(d, out)] +
 			   [os.path.join(d, s) for s in sources], capture_output=True, text=True)
 	return r
 
@@ -211,7 +211,7 @@ class TestSwitching(unittest.TestCase):
 		t = self.text
 		i = self.ids
 		self.assertIn(f' mm_mutant_on({i["s/0001:mm/sample.c:5:gt-ge#1"]}) ? (x >= max) : ', t)
-		self.assertIn(f'if (mm_mutant_on({i["s/0001:mm/sample.c:5:early-return#1"]})) return 0; '
+		self.assertIn(f'if (mm_mutant_on({i["s/0001:mm/sample.c:5:early-return#1"]})) {{ return 0; }} '
 			      'if (', t)
 		n = i['s/0001:mm/sample.c:25:del-barrier#1']
 		self.assertIn(f'if (mm_mutant_on({n})) {{  }} else ', t)
