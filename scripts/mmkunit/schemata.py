@@ -438,6 +438,16 @@ def parse_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
 	return out
 
 
+def suite_glob(suites: Set[str]) -> str:
+	"""A kunit.py filter glob that takes in @suites and as few others as
+	it can (KUnit's filter takes one glob): the suite itself, else the
+	longest common start and '*', '' (every suite) when there is none."""
+	if len(suites) == 1:
+		return next(iter(suites))
+	prefix = os.path.commonprefix(sorted(suites))
+	return prefix + '*' if prefix else ''
+
+
 # ------------------------------------------------------------ tree changes
 
 class Written:
@@ -824,7 +834,7 @@ class SchemataRunner:
 			return o
 		kills: Dict[str, str] = {}
 		if fun:
-			glob = next(iter(fun)) if len(fun) == 1 and not base.glob else ''
+			glob = '' if base.glob else suite_glob(fun)
 			cases, o.guest_seconds, _b = self.boot(False, i, log, glob)
 			if not any(not c['name'].startswith('guest.') for c in cases):
 				log.write('mutate: no case ran; booting again\n')

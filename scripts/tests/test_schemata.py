@@ -285,6 +285,15 @@ class TestReach(unittest.TestCase):
 		self.assertEqual(schemata.parse_reach(['nothing here\n']), {})
 
 
+	# the one glob a mutant's boot runs: its suite, their common start
+	def test_suite_glob(self):
+		self.assertEqual(schemata.suite_glob({'lazyfree_thp'}), 'lazyfree_thp')
+		self.assertEqual(schemata.suite_glob({'lockless_copy', 'lockless_read'}), 'lockless_*')
+		self.assertEqual(schemata.suite_glob({'rcu_free_grace', 'rcu_free_drain'}),
+				 'rcu_free_*')
+		self.assertEqual(schemata.suite_glob({'lazyfree_thp', 'shmem_read'}), '')
+
+
 class TestCache(unittest.TestCase):
 	def setUp(self):
 		self.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', SAMPLE.split('\n'),
