@@ -253,7 +253,8 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 	for l in m.edits:
 		if in_macro[l]:
 			return [], 'a #define'
-		if not any(a < l <= b for a, b in funcs):
+		func = next(((a, b) for a, b in funcs if a < l <= b), None)
+		if func is None or initialiser(code, func[0]):
 			return [], 'outside a function body'
 	op = m.operator
 	edits = m.edits
@@ -323,6 +324,17 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 		# the mutated text on one line, so that no line of the file moves
 		return [Switch(mid, a, b, kind, re.sub(r'\n\s*', ' ', mutated[a:b + delta]))], ''
 	return [], f'operator {op} not switched'
+
+
+def initialiser(code: List[str], l: int) -> bool:
+	"""The '{' that opens a depth-0 block at line @l is a global's
+	initialiser (an '=' before it), not a function body."""
+	before = code[l].split('{', 1)[0]
+	k = l
+	while not before.strip() and k > 0:
+		k -= 1
+		before = code[k]
+	return before.rstrip().endswith('=')
 
 
 @dataclass
@@ -748,8 +760,9 @@ class SchemataRunner:
 			start = log.tell()
 			try:
 				with Written(self.tree_dir, self.journal, self.written()):
+					# -k: every switch that does not compile in one build
 					kernel.build('mutate', self.tree_dir, self.build_dir, self.configs(),
-						     self.base.jobs, log, echo=False)
+						     self.base.jobs, log, echo=False, make_options=['-k'])
 				return time.monotonic() - t0
 			except Error:
 				log.flush()

@@ -248,8 +248,9 @@ class TestSwitching(unittest.TestCase):
 	# a #define and a line outside any function keep their own build
 	def test_own_build(self):
 		lines = ['#define BIG(x) ((x) > 3)', 'int limit = 4 > 3;', 'int f(int x)', '{',
-			 '\treturn BIG(x);', '}']
-		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, {0, 1})
+			 '\treturn BIG(x);', '}', 'static const int t[] = {', '\t[0] = 1 < 2,', '};']
+		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, {0, 1, 7})
+		self.assertIn('early-return', {m.operator for m in ms if m.line == 8})
 		ids = {m.name: k + 1 for k, m in enumerate(ms)}
 		text, _cover, own = schemata.switch_file(ms, lines, ids)
 		self.assertIsNone(text)
