@@ -102,7 +102,7 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 	t0 = time.monotonic()
 	limit = build_timeout()
 	for sub in ('config', 'build'):
-		extra = [x for o in make_options for x in ('--make_options', o)] if sub == 'build' else []
+		extra = ['--make_options=' + o for o in make_options] if sub == 'build' else []
 		r = proc.run(kunit_cmd(tree, sub, out, configs, jobs, extra), cwd=tree,
 			     env=ccache_env(), log=log, echo=echo,
 			     timeout=limit - (time.monotonic() - t0),

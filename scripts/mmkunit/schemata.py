@@ -270,6 +270,12 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 		return out, ''
 	if op == 'early-return':
 		(l, new), = edits.items()
+		# after a preprocessor line the line may go on an expression
+		prev = next((code[k].strip() for k in range(l - 1, -1, -1)
+			     if code[k].strip() and not code[k].lstrip().startswith('#')), ';')
+		if not prev.endswith((';', '{', '}', ':')) or \
+		   prev.endswith('{') and prev[:-1].rstrip().endswith('='):
+			return [], 'not at the start of a statement'
 		src = lines[l]
 		ind = len(src) - len(src.lstrip())
 		if not new.endswith(src[ind:]):

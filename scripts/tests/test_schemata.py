@@ -255,6 +255,16 @@ class TestSwitching(unittest.TestCase):
 		text, _cover, own = schemata.switch_file(ms, lines, ids)
 		self.assertIsNone(text)
 		self.assertEqual(set(own.values()), {'a #define', 'outside a function body'})
+		# an early return in a local's initialiser or after an #ifdef in
+		# an expression: no statement starts there
+		lines = ['int f(int x)', '{', '\tstruct s q = {', '\t\t.a = x,', '\t};', '',
+			 '\treturn x |', '#ifdef A', '\t\t2 |', '#endif', '\t\t1;', '}']
+		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, {3, 8})
+		er = [m for m in ms if m.operator == 'early-return']
+		self.assertEqual(len(er), 2)
+		_t, _c, own = schemata.switch_file(er, lines, {m.name: k + 1 for k, m in enumerate(er)})
+		self.assertEqual(set(own.values()), {'not at the start of a statement'})
+		self.assertEqual(len(own), 2)
 		ms = mutate.generate('s/0001-s.patch', 'include/linux/x.h', ['int f(int x)', '{',
 									'\treturn x > 3;', '}'], {2})
 		_t, _c, own = schemata.switch_file(ms, ['int f(int x)', '{', '\treturn x > 3;', '}'],
