@@ -890,6 +890,11 @@ def main(argv: List[str]) -> int:
 			'a mutant that would not fit')
 	mu.add_argument('--shard', default='', help='i/N: run the i-th of N deterministic slices')
 	mu.add_argument('--seed', default='0', help='seed of the run order (default 0)')
+	mu.add_argument('--mode', default='each', choices=mutate.MODES,
+			help='each: a build per mutant; schemata: every mutant switched at boot '
+			'in one build (docs/mutate.rst)')
+	mu.add_argument('--fresh', action='store_true', help='run every mutant again: no result '
+			'reused from build/mutate/cache.json')
 	mu.add_argument('--filter_glob', default='', help='kunit.py filter glob of the functional '
 			'boots (default: every functional suite)')
 	mu.add_argument('--jobs', type=int, default=0)

@@ -92,7 +92,7 @@ def build_timeout() -> int:
 
 
 def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
-	  log: TextIO, echo: bool = True) -> float:
+	  log: TextIO, echo: bool = True, make_options: List[str] = ()) -> float:
 	"""kunit.py config + build into @out; raise Error when either fails or
 	the build runs past BUILD_TIMEOUT.  The kernel image is removed first,
 	so a failed build can never leave an older kernel to boot."""
@@ -102,7 +102,8 @@ def build(name: str, tree: str, out: str, configs: List[str], jobs: int,
 	t0 = time.monotonic()
 	limit = build_timeout()
 	for sub in ('config', 'build'):
-		r = proc.run(kunit_cmd(tree, sub, out, configs, jobs, []), cwd=tree,
+		extra = ['--make_options=' + o for o in make_options] if sub == 'build' else []
+		r = proc.run(kunit_cmd(tree, sub, out, configs, jobs, extra), cwd=tree,
 			     env=ccache_env(), log=log, echo=echo,
 			     timeout=limit - (time.monotonic() - t0),
 			     label=f'{name}: {"building" if sub == "build" else "configuring"}',

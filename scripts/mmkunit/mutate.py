@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from . import judge, kernel, proc, shard, stages, tree
+from . import judge, kernel, proc, schemata, shard, stages, tree
 from .common import (BUILD, GIT_ID, REPO, Error, default_jobs, env_number, info, rel, sh)
 
 MUTATE_DIR = os.path.join(BUILD, 'mutate')
@@ -47,7 +47,11 @@ RACE_FILES = ('mm/filemap.c', 'mm/shmem.c', 'mm/page_alloc.c', 'mm/swap.c', 'mm/
 	      'mm/migrate.c', 'mm/huge_memory.c', 'mm/internal.h', 'include/linux/pagemap.h',
 	      'include/linux/page-flags.h', 'include/linux/mm.h')
 
-STATUSES = ('killed', 'survived', 'stillborn', 'equivalent', 'not run')
+STATUSES = ('killed', 'survived', 'not reached', 'stillborn', 'equivalent', 'not run')
+# A mutant no case runs (MODE=schemata: no switch of it ran in the baseline)
+# counts as a survivor in the score and the exit code, listed apart.
+UNKILLED = ('survived', 'not reached')
+MODES = ('each', 'schemata')
 
 
 def in_scope(path: str) -> bool:
@@ -948,24 +952,25 @@ def table(data: dict) -> str:
 			order.append(pid)
 		rows[pid][m['status']] += 1
 	w = max([len(p) for p in order] + [5])
-	head = (f'{"patch":<{w}}  mutants  killed  survived  stillborn  equivalent  not run  '
-		'score')
+	head = (f'{"patch":<{w}}  mutants  killed  survived  not reached  stillborn  equivalent  '
+		'not run  score')
 	lines = [head, '-' * len(head)]
 	tot = {s: 0 for s in STATUSES}
 
 	def row(name, r):
 		n = sum(r.values())
-		judged = r['killed'] + r['survived']
+		judged = r['killed'] + r['survived'] + r['not reached']
 		score = f'{100.0 * r["killed"] / judged:5.1f} %' if judged else '    -'
 		return (f'{name:<{w}}  {n:>7}  {r["killed"]:>6}  {r["survived"]:>8}  '
-			f'{r["stillborn"]:>9}  {r["equivalent"]:>10}  {r["not run"]:>7}  {score}')
+			f'{r["not reached"]:>11}  {r["stillborn"]:>9}  {r["equivalent"]:>10}  '
+			f'{r["not run"]:>7}  {score}')
 	for p in order:
 		lines.append(row(p, rows[p]))
 		for s in STATUSES:
 			tot[s] += rows[p][s]
 	lines.append('-' * len(head))
 	lines.append(row('total', tot))
-	lines.append('score = killed / (killed + survived); equivalent mutants '
+	lines.append('score = killed / (killed + survived + not reached); equivalent mutants '
 		     '(patches/mutants-equivalent) and stillborn ones are not counted')
 	surv = [m for m in data['mutants'] if m['status'] == 'survived']
 	if surv:
@@ -973,6 +978,15 @@ def table(data: dict) -> str:
 		for m in surv:
 			lines.append(f'  {m["name"]}')
 			lines += ['    ' + d for d in m['diff'].split('\n')]
+	unreached = [m for m in data['mutants'] if m['status'] == 'not reached']
+	if unreached:
+		lines += ['', f'not reached: no case runs these lines ({len(unreached)}):']
+		seen = []
+		for m in unreached:
+			where = f'{m["file"]}:{m["line"]}'
+			if where not in seen:
+				seen.append(where)
+				lines.append(f'  {patch_id(m["patch"])} {where}')
 	killed = [m for m in data['mutants'] if m['status'] == 'killed']
 	if killed:
 		lines += ['', 'killed by:']
@@ -995,7 +1009,7 @@ def junit(data: dict) -> str:
 		by.setdefault(patch_id(m['patch']), []).append(m)
 	for pid, ms in by.items():
 		ts = ET.SubElement(root, 'testsuite', name=f'mutate {pid}', tests=str(len(ms)),
-				   failures=str(sum(m['status'] == 'survived' for m in ms)),
+				   failures=str(sum(m['status'] in UNKILLED for m in ms)),
 				   skipped=str(sum(m['status'] in ('stillborn', 'equivalent', 'not run')
 						   for m in ms)))
 		for m in ms:
@@ -1004,6 +1018,9 @@ def junit(data: dict) -> str:
 			if m['status'] == 'survived':
 				ET.SubElement(tc, 'failure', message='survived: no case failed',
 					      type='survived').text = m['diff']
+			elif m['status'] == 'not reached':
+				ET.SubElement(tc, 'failure', message='not reached: no case runs it',
+					      type='not reached').text = m['diff']
 			elif m['status'] == 'killed':
 				ET.SubElement(tc, 'system-out').text = f'killed by {m["killer"]}: {m["reason"]}'
 			else:
@@ -1038,9 +1055,60 @@ def fmt_time(s: float) -> str:
 	return f'{s / 60:.0f} min' if s >= 90 else f'{s:.0f} s'
 
 
+CACHE = os.path.join(MUTATE_DIR, 'cache.json')
+SCHEMATA_JOURNAL = os.path.join(MUTATE_DIR, 'schemata.json')
+
+
+def cache_env(mode: str, glob: str) -> str:
+	"""What every mutant's result depends on besides its own patch and the
+	suites: the mode, SUITE=, the base kernel, the kunitconfigs, the switch
+	(MODE=schemata), the architecture."""
+	from . import arch
+	_key, head = tree.read_keyfile(tree.TREE + '.key')
+	parts = [str(FORMAT), mode, glob, arch.current().name]
+	try:
+		series = tree.series_patches()
+		parts.append(tree_git(['rev-parse', patch_commits(series)[0] + '^']).stdout.strip()
+			     if series else head)
+	except Error:
+		parts.append(head or '')
+	for c in tree.SUITE_KUNITCONFIGS:
+		full = os.path.join(tree.TREE, c)
+		if os.path.isfile(full):
+			with open(full, errors='replace') as f:
+				parts.append(f.read())
+	if mode == 'schemata':
+		for p in schemata.switch_patches():
+			with open(p, errors='replace') as f:
+				parts.append(f.read())
+	return schemata.sha(*parts)
+
+
+def suites_now() -> Dict[str, str]:
+	"""Suite name -> hash of its source, the shared test helpers and the
+	test hooks' patches."""
+	tests = os.path.join(REPO, 'mm', 'tests')
+	if not os.path.isdir(tests):
+		return {}
+	hooks = ''
+	for p in tree.series_patches():
+		if tree.is_test_hook(p):
+			with open(tree.patch_file(p), errors='replace') as f:
+				hooks += f.read()
+	return schemata.suite_hashes(tests, hooks)
+
+
+RESULT_KEYS = ('status', 'killer', 'killers', 'reason')
+
+
 def cmd_mutate(args) -> int:
 	t0 = time.monotonic()
+	mode = getattr(args, 'mode', '') or 'each'
+	if mode not in MODES:
+		raise Error(f'MODE={mode}: one of {", ".join(MODES)}')
 	recover()
+	if os.path.isdir(tree.TREE):
+		schemata.recover(tree.TREE, SCHEMATA_JOURNAL, lambda a: tree_git(a))
 	series = tree.series_patches()
 	# The test hooks (patches/*/hooks/) are what only the suites use:
 	# their lines are not the feature's, so they get no mutants
@@ -1057,7 +1125,7 @@ def cmd_mutate(args) -> int:
 		'patches': [p for p in series if p in selected],
 		'shard': f'{shard[0]}/{shard[1]}', 'shards': [shard[0]], 'shard_count': shard[1],
 		'total_mutants': len(mutants), 'budget_minutes': args.budget,
-		'suite': args.filter_glob,
+		'suite': args.filter_glob, 'mode': mode,
 		'complete': False, 'seconds': 0.0, 'mutants': []}
 	results: Dict[str, dict] = {}
 	gen_index = {m.name: k for k, m in enumerate(mutants)}
@@ -1066,7 +1134,7 @@ def cmd_mutate(args) -> int:
 			'name': m.name, 'index': gen_index[m.name], 'patch': m.patch, 'file': m.file, 'line': m.line,
 			'operator': m.operator, 'races': m.races, 'diff': m.diff(texts[m.file]),
 			'status': 'not run', 'killer': '', 'killers': [], 'reason': '', 'seconds': 0.0,
-			'reboots': 0,
+			'reboots': 0, 'run': '', 'reach': [], 'reused': False,
 			'build_seconds': 0.0, 'guest_seconds': 0.0, 'races_seconds': 0.0}
 	stem = os.path.join(MUTATE_DIR, 'results' if shard == (1, 1) else
 			    f'shard-{shard[0]}-of-{shard[1]}')
@@ -1077,59 +1145,155 @@ def cmd_mutate(args) -> int:
 		data['seconds'] = round(time.monotonic() - t0, 1)
 		return write_reports(data, stem)
 
+	def settle(m: Mutant, r: dict) -> None:
+		"""A listed equivalent mutant that no case kills is equivalent."""
+		if r['status'] in UNKILLED and m.name in equivalent:
+			r['status'] = 'equivalent'
+			r['reason'] = equivalent[m.name]
+		elif r['status'] == 'killed' and m.name in equivalent:
+			r['listed_equivalent'] = equivalent[m.name]	# noted as wrong
+
 	per_patch = {}
 	for m in mutants:
 		per_patch[patch_id(m.patch)] = per_patch.get(patch_id(m.patch), 0) + 1
 	info(f'mutate: {len(mutants)} mutants of {len(selected)} patch(es) '
 	     f'({", ".join(f"{p}: {n}" for p, n in per_patch.items()) or "none"})' +
 	     (f'; shard {shard[0]}/{shard[1]}: {len(mine)}' if shard != (1, 1) else '') +
-	     (f'; budget {args.budget:g} min' if budget else '') + f'; seed {args.seed}')
+	     (f'; budget {args.budget:g} min' if budget else '') + f'; seed {args.seed}; MODE={mode}')
 	if not mine:
 		text = finish(True)
 		print(text)
 		return 0
+
+	# results kept from an earlier run: the same mutant, patch, configs,
+	# and every suite as it was (with a baseline, below: the suites that
+	# reach it as they were)
+	cache = schemata.Cache(CACHE)
+	env = cache_env(mode, args.filter_glob)
+	suites = suites_now()
+	patch_texts: Dict[str, str] = {}
+	for p in {m.patch for m in mine}:
+		with open(tree.patch_file(p), errors='replace') as f:
+			patch_texts[p] = f.read()
+	keys = {m.name: schemata.mutant_key(env, patch_texts[m.patch], m, texts[m.file]) for m in mine}
+
+	def reuse(m: Mutant, entry: dict) -> None:
+		r = results[m.name]
+		r.update({k: entry['result'][k] for k in RESULT_KEYS})
+		r['reused'] = True
+		r['run'] = entry.get('run', '')
+		r['reach'] = entry.get('reach') or []
+		settle(m, r)
+
+	todo: List[Mutant] = []
+	reused = 0
+	for m in mine:
+		entry = None if getattr(args, 'fresh', False) else cache.get(keys[m.name])
+		if schemata.reusable(entry, suites, None):
+			reuse(m, entry)
+			reused += 1
+		else:
+			todo.append(m)
+	if reused:
+		info(f'mutate: {reused} of {len(mine)} result(s) reused from {rel(CACHE)} '
+		     '(same mutant, patch, configs and suites)')
 	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)),
 			args.filter_glob)
+	sch: Optional[schemata.SchemataRunner] = None
+	times = {'schemata_build': 0.0, 'baseline_guest': 0.0, 'baseline_races': 0.0}
+	if todo and mode == 'schemata':
+		ids = {m.name: gen_index[m.name] + 1 for m in mutants}
+		sch = schemata.SchemataRunner(runner, mine, texts, ids)
+		with open(os.path.join(runner.logs, 'schemata.log'), 'w') as log:
+			times['schemata_build'] = sch.build(log)
+			races = any(m.races for m in todo if sch.switched(m.name))
+			times['baseline_guest'], times['baseline_races'] = sch.baseline(races, log)
+		n_own = sum(1 for m in mine if not sch.switched(m.name))
+		why: Dict[str, int] = {}
+		for n, w in sch.own.items():
+			if n in results:
+				why[w] = why.get(w, 0) + 1
+		info(f'mutate: schemata: {len(mine) - n_own} mutant(s) switched in one kernel, '
+		     f'{n_own} with a build of their own' +
+		     (f' ({"; ".join(f"{w}: {k}" for w, k in sorted(why.items()))})' if why else '') +
+		     f'; build {times["schemata_build"]:.0f} s, baseline guest '
+		     f'{times["baseline_guest"]:.0f} s' +
+		     (f', races {times["baseline_races"]:.0f} s' if times['baseline_races'] else '') +
+		     f'; {len(sch.base_fail)} failing' +
+		     (f' (they kill no mutant: {", ".join(sorted(sch.base_fail))})' if sch.base_fail
+		      else ''))
+		still = []
+		for m in todo:
+			if sch.switched(m.name):
+				reach = sch.reach_of(m)
+				entry = None if getattr(args, 'fresh', False) else cache.get(keys[m.name])
+				if schemata.reusable(entry, suites, reach):
+					reuse(m, entry)
+					reused += 1
+					continue
+			still.append(m)
+		if len(still) < len(todo):
+			info(f'mutate: {len(todo) - len(still)} more result(s) reused: the suites that '
+			     'reach them are as they were')
+		todo = still
+	data['schemata'] = ({'switched': sum(1 for m in mine if sch.switched(m.name)),
+			     'own_build': {n: w for n, w in sch.own.items() if n in results},
+			     **{k: round(v, 1) for k, v in times.items()}} if sch else None)
+	data['reused'] = reused
 	done = 0
 	spent: List[float] = []
 	stopped = ''
+	own = [m for m in todo if sch is None or not sch.switched(m.name)]
 	try:
-		runner.baseline(any(m.races for m in mine))
-		for k, m in enumerate(mine, 1):
+		if own:
+			runner.baseline(any(m.races for m in own))
+		for k, m in enumerate(todo, 1):
 			elapsed = time.monotonic() - t0
 			mean = sum(spent) / len(spent) if spent else 0.0
 			if budget and (elapsed >= budget or (spent and elapsed + mean > budget)):
 				stopped = (f'BUDGET={args.budget:g} min reached after {fmt_time(elapsed)}: '
-					   f'{len(mine) - done} mutant(s) not run')
+					   f'{len(todo) - done} mutant(s) not run')
 				break
 			r = results[m.name]
 			logpath = os.path.join(runner.logs, f'{gen_index[m.name]:05d}.log')
 			ts = time.monotonic()
-			with open(logpath, 'w') as log, Applied(m, texts[m.file]):
+			switched = sch is not None and sch.switched(m.name)
+			with open(logpath, 'w') as log:
 				log.write(r['diff'] + '\n')
-				o = runner.run(m, log)
+				if switched:
+					log.write(f'mutate: switched, mm_mutant={sch.ids[m.name]}\n')
+					o = sch.run(m, log)
+				else:
+					with Applied(m, texts[m.file]):
+						o = runner.run(m, log)
 			r.update(asdict(o))
+			r['run'] = 'switched' if switched else ('own build' if sch else 'build')
+			r['reach'] = sorted(sch.reach_of(m)) if switched else []
 			r['seconds'] = round(time.monotonic() - ts, 1)
 			for key in ('build_seconds', 'guest_seconds', 'races_seconds'):
 				r[key] = round(r[key], 1)
-			if o.status == 'survived' and m.name in equivalent:
-				r['status'] = 'equivalent'
-				r['reason'] = equivalent[m.name]
-			elif o.status == 'killed' and m.name in equivalent:
-				r['listed_equivalent'] = equivalent[m.name]	# noted as wrong
+			cache.put(keys[m.name], {'name': m.name, 'run': r['run'],
+						 'result': {x: r[x] for x in RESULT_KEYS},
+						 'reach': r['reach'] if switched else None,
+						 'suites': suites})
+			cache.save()
+			settle(m, r)
 			spent.append(r['seconds'])
 			done += 1
 			finish(False)		# results so far, for a run killed hard
 			counts = {s: sum(1 for x in results.values() if x['status'] == s)
 				  for s in STATUSES}
-			eta = sum(spent) / len(spent) * (len(mine) - done)
+			eta = sum(spent) / len(spent) * (len(todo) - done)
 			what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
 				}.get(r['status'], r['status'])
-			info(f'mutate: [{k}/{len(mine)}] {m.name}: {what} (build {o.build_seconds:.0f} s'
+			info(f'mutate: [{k}/{len(todo)}] {m.name}: {what} ('
+			     + (f'switch {sch.ids[m.name]}' if switched else
+				f'build {o.build_seconds:.0f} s')
 			     + (f', guest {o.guest_seconds:.0f} s' if o.guest_seconds else '')
 			     + (f', races {o.races_seconds:.0f} s' if o.races_seconds else '')
 			     + f'); {counts["killed"]} killed, {counts["survived"]} survived, '
-			     f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
+			     + (f'{counts["not reached"]} not reached, ' if sch else '')
+			     + f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
 			     + (f' (budget left {fmt_time(max(0, budget - (time.monotonic() - t0)))})'
 				if budget else ''))
 	except BaseException as e:
@@ -1144,14 +1308,22 @@ def cmd_mutate(args) -> int:
 	if stopped:
 		info(f'mutate: {stopped}')
 	total = time.monotonic() - t0
-	ran = [r for r in results.values() if r['status'] != 'not run']
+	ran = [r for r in results.values() if r['status'] != 'not run' and not r['reused']]
 	mean = (lambda k: sum(r[k] for r in ran) / len(ran)) if ran else (lambda k: 0)
+	booted = [r for r in ran if r['guest_seconds'] or r['races_seconds']]
+	unreached = sum(1 for r in ran if r['run'] == 'switched' and r['status'] in
+			('not reached', 'equivalent') and not r['guest_seconds'])
 	info(f'mutate: {done} mutant(s) in {fmt_time(total)}' +
 	     (f', {sum(spent) / len(spent):.0f} s per mutant (build {mean("build_seconds"):.0f} s, '
 	      f'guest {mean("guest_seconds"):.0f} s, races {mean("races_seconds"):.0f} s on '
 	      'average)' if spent else '') +
+	     (f'; schemata build {times["schemata_build"]:.0f} s, baseline '
+	      f'{times["baseline_guest"] + times["baseline_races"]:.0f} s, '
+	      f'{len(booted)} booted in {sum(r["guest_seconds"] + r["races_seconds"] for r in booted):.0f} s, '
+	      f'{unreached} not reached (no boot)' if sch else '') +
+	     f'; {reused} reused' +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
-	return 1 if any(r['status'] == 'survived' for r in results.values()) else 0
+	return 1 if any(r['status'] in UNKILLED for r in results.values()) else 0
 
 
 # ------------------------------------------------------------ merge
@@ -1207,4 +1379,4 @@ def cmd_mutate_merge(args) -> int:
 		info(f'mutate-merge: shard(s) {", ".join(map(str, out["missing_shards"]))} of '
 		     f'{out["shard_count"]} missing: their mutants count nowhere')
 	info(f'mutate-merge: {len(paths)} shard file(s) -> {rel(stem)}.txt, .json, -junit.xml')
-	return 1 if any(m['status'] == 'survived' for m in out['mutants']) else 0
+	return 1 if any(m['status'] in UNKILLED for m in out['mutants']) else 0

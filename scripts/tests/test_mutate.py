@@ -277,7 +277,7 @@ if sub == 'build':
 			f.write(str(child.pid))
 		child.wait()
 	os.makedirs(os.path.dirname(bz), exist_ok=True)
-	sys.exit(subprocess.run(['gcc', '-Wall', '-Werror', '-o', bz, 'mm/fake.c',
+	sys.exit(subprocess.run(['gcc', '-Wall', '-Werror', '-Iinclude', '-o', bz, 'mm/fake.c',
 				 'mm/fake_test.c']).returncode)
 if sub == 'exec':
 	if not os.path.isfile(bz):
@@ -290,7 +290,10 @@ if sub == 'exec':
 		with open(os.path.join(out, 'test.log'), 'w') as f:
 			f.write("Kernel panic - not syncing: IO-APIC + timer doesn't work!\n")
 		sys.exit(1)
-	text = subprocess.run([bz], stdout=subprocess.PIPE, text=True).stdout
+	env = dict(os.environ)
+	if opts.get('kernel_args', '').startswith('mm_mutant='):
+		env['MM_MUTANT'] = opts['kernel_args'].split('=', 1)[1]
+	text = subprocess.run([bz], stdout=subprocess.PIPE, text=True, env=env).stdout
 	with open(os.path.join(out, 'test.log'), 'w') as f:
 		f.write(text)
 	print(text, flush=True)		# as kunit.py shows the KTAP
@@ -383,7 +386,7 @@ N_MUTANTS = 13		# 7 of fake_clamp, 1 of fake_pair_of, 5 of fake_add
 STILLBORN = 'fake/0001:mm/fake.c:15:early-return#1'	# return 0; in a struct function
 
 
-class MutateRun(RunCase):
+class MutateBase(RunCase):
 	def setUp(self):
 		super().setUp()
 		fr = self.fr
@@ -419,6 +422,9 @@ class MutateRun(RunCase):
 				    cwd=tree, capture_output=True, text=True, check=True).stdout
 		return st.strip() == ''
 
+
+
+class MutateRun(MutateBase):
 	# one whole run: every status, the killing case, the survivors' diffs,
 	# the table, JUnit (a survivor fails, an equivalent one does not), a
 	# progress line with an ETA per mutant; the tree as it was after
@@ -442,10 +448,10 @@ class MutateRun(RunCase):
 		self.assertIn('-\tif (x > max)\n+\tif (x > (max - 1))',
 			      st['fake/0001:mm/fake.c:6:bound-1#1']['diff'])
 		counts = {s: sum(1 for m in d['mutants'] if m['status'] == s) for s in mutate.STATUSES}
-		self.assertEqual(counts, {'killed': 6, 'survived': 5, 'stillborn': 1,
+		self.assertEqual(counts, {'killed': 6, 'survived': 5, 'not reached': 0, 'stillborn': 1,
 					  'equivalent': 1, 'not run': 0})
 		text = self.text('results')
-		self.assertRegex(text, r'fake/0001\s+13\s+6\s+5\s+1\s+1\s+0\s+54\.5 %')
+		self.assertRegex(text, r'fake/0001\s+13\s+6\s+5\s+0\s+1\s+1\s+0\s+54\.5 %')
 		self.assertIn('survivors (5):', text)
 		self.assertIn('fake/0001:mm/fake.c:6:negate#1: fake.fake.clamps', text)
 		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS)
@@ -561,7 +567,7 @@ class MutateRun(RunCase):
 		# both boots panic: killed by the splat
 		with open(os.path.join(self.fr.ctl, 'booted')) as f:
 			n = len(f.read().split())		# boots so far; then the baseline
-		r = self.mutate('--shard=1/4', FAKE_PANIC_AT=f'{n + 2},{n + 3}')
+		r = self.mutate('--shard=1/4', '--fresh', FAKE_PANIC_AT=f'{n + 2},{n + 3}')
 		d = self.result('shard-1-of-4')
 		dead = [m for m in d['mutants'] if m['reboots']]
 		self.assertEqual(dead[0]['status'], 'killed')
@@ -590,8 +596,155 @@ class MutateRun(RunCase):
 		self.assertFalse(d['complete'])
 		self.assertTrue(all(m['status'] == 'not run' for m in d['mutants']))
 		self.assertTrue(self.tree_clean())
-		self.assertRegex(self.text('results'), r'fake/0001\s+13\s+0\s+0\s+0\s+0\s+13')
+		self.assertRegex(self.text('results'), r'fake/0001\s+13\s+0\s+0\s+0\s+0\s+0\s+13')
 
 
 if __name__ == '__main__':
 	unittest.main()
+
+
+# ---------------------------------------------------------------- MODE=schemata
+
+# The fake switch: mm_mutant_on() reads the active id from MM_MUTANT (which
+# the fake kunit.py sets from --kernel_args=mm_mutant=N), records what ran,
+# and prints the reach line at exit as the kernel does after a suite.
+FAKE_SWITCH_H = r'''#include <stdio.h>
+#include <stdlib.h>
+static unsigned char mm_mutant_seen[4096];
+static inline int mm_mutant_on(unsigned int id)
+{
+	const char *e = getenv("MM_MUTANT");
+
+	if (!e)
+		return 0;
+	mm_mutant_seen[id] = 1;
+	return (unsigned int)atoi(e) == id;
+}
+__attribute__((destructor)) static void mm_mutant_dump(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 4096; i++)
+		if (mm_mutant_seen[i])
+			printf("%s%u", n++ ? "," : "mm_mutant: reached in fake: ", i);
+	if (n)
+		printf("\n");
+}
+'''
+
+
+def fake_switch_patch() -> str:
+	lines = FAKE_SWITCH_H.rstrip('\n').split('\n')
+	return ('From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
+		'From: Test <test@example.com>\nSubject: [PATCH] fake switch\n\n---\n'
+		'diff --git a/include/linux/mm_mutant.h b/include/linux/mm_mutant.h\n'
+		'new file mode 100644\nindex 0000000..1111111\n--- /dev/null\n'
+		'+++ b/include/linux/mm_mutant.h\n'
+		f'@@ -0,0 +1,{len(lines)} @@\n' + ''.join('+' + l + '\n' for l in lines) + '--\n2.39.5\n')
+
+
+# fake_add's lock pair: the test program checks the lock count, but this
+# line is never run by the fake suite: fake_unused() is called by no case
+FAKE_UNUSED = '''
++
++int fake_unused(int x)
++{
++	return x > 2;
++}
+'''
+
+
+class SchemataRun(MutateBase):
+	def setUp(self):
+		super().setUp()
+		fr = self.fr
+		sd = os.path.join(fr.repo, 'patches', 'mutate')
+		os.makedirs(sd)
+		with open(os.path.join(sd, '0001-fake-switch.patch'), 'w') as f:
+			f.write(fake_switch_patch())
+		# the fake suite's source, for the cache's suite hashes
+		with open(os.path.join(fr.repo, 'mm/tests/fake_kunit.c'), 'w') as f:
+			f.write('static struct kunit_suite fake_suite = {\n\t.name = "fake",\n};\n')
+		# one function no case calls: its mutants are not reached
+		patch = FAKE_PATCH.replace(' mm/fake.c | 22 ++++++++++++++++++++++',
+					   ' mm/fake.c | 27 +++++++++++++++++++++++++++')
+		patch = patch.replace('@@ -1,2 +1,24 @@', '@@ -1,2 +1,29 @@')
+		patch = patch.replace('+	spin_unlock(&s->lock);\n+}\n',
+				      '+	spin_unlock(&s->lock);\n+}\n' + FAKE_UNUSED.lstrip('\n'))
+		with open(os.path.join(fr.repo, 'patches/fake/0001-mm-fake-change.patch'), 'w') as f:
+			f.write(patch)
+		with open(os.path.join(fr.kdir, 'mm/fake.h'), 'a') as f:
+			f.write('int fake_unused(int x);\n')
+
+	def statuses(self, d):
+		return {m['name']: m['status'] for m in d['mutants']}
+
+	# one build for every switched mutant, a boot per reached one, none for
+	# the lines no case runs; the verdicts are those of MODE=each; the
+	# struct function's early return does not compile as a switch and gets
+	# a build of its own (stillborn there, as in MODE=each)
+	def test_schemata_equals_each(self):
+		self.mutate()
+		each = self.statuses(self.result())
+		os.unlink(os.path.join(self.out, 'cache.json'))
+		with open(os.path.join(self.fr.ctl, 'calls')) as f:
+			before = len(f.readlines())
+		r = self.mutate('--mode=schemata')
+		d = self.result()
+		sch = self.statuses(d)
+		unreached = {n for n, s in sch.items() if s == 'not reached'}
+		self.assertEqual(sorted(unreached), sorted(n for n in sch if ':mm/fake.c:28:' in n))
+		self.assertEqual({n: s for n, s in sch.items() if n not in unreached},
+				 {n: s for n, s in each.items() if n not in unreached})
+		self.assertTrue(all(each[n] == 'survived' for n in unreached))
+		self.assertEqual(d['schemata']['own_build'], {STILLBORN: 'its switch does not compile'})
+		with open(os.path.join(self.fr.ctl, 'calls')) as f:
+			calls = [l.split()[0] for l in f.readlines()[before:]]
+		n_switched = len(sch) - 1
+		# two schemata builds (the second without the struct function's
+		# early return), the series build of the stillborn one and its own
+		self.assertEqual(calls.count('build'), 4, calls)
+		# the schemata baseline, a boot per reached switched mutant, the
+		# series baseline; the stillborn one never boots
+		self.assertEqual(calls.count('exec'), 1 + n_switched - len(unreached) + 1, calls)
+		self.assertIn('not reached: no case runs these lines', self.text('results'))
+		self.assertIn('mm/fake.c:28', self.text('results'))
+		self.assertIn(f'{len(unreached)} not reached (no boot)', r.stdout)
+		self.assertTrue(self.tree_clean())
+		self.assertFalse(os.path.exists(os.path.join(self.out, 'schemata.json')))
+
+	# a second run with nothing changed reuses every result and neither
+	# builds nor boots; a changed suite re-runs the mutants it reaches, and
+	# only those; a changed patch re-runs its mutants
+	def test_cache(self):
+		self.mutate('--mode=schemata')
+		first = self.statuses(self.result())
+		calls = len(self.calls())
+		r = self.mutate('--mode=schemata')
+		self.assertEqual(len(self.calls()), calls, 'nothing built or booted')
+		self.assertIn(f'{len(first)} of {len(first)} result(s) reused', r.stdout)
+		self.assertEqual(self.statuses(self.result()), first)
+		self.assertTrue(all(m['reused'] for m in self.result()['mutants']))
+		# the fake suite changes: what it reaches runs again; the lines it
+		# does not reach and the mutant of its own build stay
+		with open(os.path.join(self.fr.repo, 'mm/tests/fake_kunit.c'), 'a') as f:
+			f.write('/* a new case */\n')
+		r = self.mutate('--mode=schemata')
+		d = self.result()
+		again = {m['name'] for m in d['mutants'] if not m['reused']}
+		reached = {m['name'] for m in d['mutants'] if m['reach']}
+		self.assertEqual(again, reached | {STILLBORN})
+		self.assertTrue(all(':mm/fake.c:28:' not in n for n in again))
+		self.assertEqual(self.statuses(d), first)
+		# a suite the mutants do not reach changes: everything reused
+		# after the baseline
+		with open(os.path.join(self.fr.repo, 'mm/tests/fake_other_kunit.c'), 'w') as f:
+			f.write('static struct kunit_suite other_suite = {\n\t.name = "other",\n};\n')
+		r = self.mutate('--mode=schemata')
+		d = self.result()
+		self.assertEqual({m['name'] for m in d['mutants'] if not m['reused']}, {STILLBORN})
+		# the patch changes: all its mutants run again
+		with open(os.path.join(self.fr.repo, 'patches/fake/0001-mm-fake-change.patch'), 'a') as f:
+			f.write('\n')
+		self.mutate('--mode=schemata')
+		self.assertFalse(any(m['reused'] for m in self.result()['mutants']))

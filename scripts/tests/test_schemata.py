@@ -1,0 +1,360 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make mutate MODE=schemata (scripts/mmkunit/schemata.py): every operator
+switched on a sample file that gcc compiles on the host; with no mutant
+active the switched program is the original one (same output, same machine
+code), with mutant N active it is the program of mutant N as MODE=each
+builds it; places that cross; the reach lines of a boot; the cache."""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from mmkunit import mutate, schemata  # noqa: E402
+
+STUB = r'''#include <stdio.h>
+#define READ_ONCE(x) (*(volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) do { *(volatile __typeof__(x) *)&(x) = (v); } while (0)
+#define smp_wmb() __asm__ __volatile__("" ::: "memory")
+#define smp_load_acquire(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define smp_store_release(p, v) do { __atomic_store_n(p, v, __ATOMIC_RELEASE); } while (0)
+#define F_A 1
+#define F_B 2
+#define F_C 4
+#define FOO_ORDER 3
+struct st { int lock; int sum; int count; int flag; int order; int notes; };
+static inline void spin_lock(int *l) { (*l)++; }
+static inline void spin_unlock(int *l) { (*l)--; }
+void note(struct st *s, int v);
+int pick(int order, int v);
+'''
+
+# The sample of every operator; its lines are all "added"
+SAMPLE = r'''#include "stub.h"
+
+int clamp(int x, int max)
+{
+	if (x > max)
+		return max;
+	return x < 0 ? 0 : x;
+}
+
+int both(struct st *s, int a, int b)
+{
+	if (a >= 1 && b <= 2 &&
+	    s->count != 5)
+		return a + b;
+	while (a < b)
+		a++;
+	return a;
+}
+
+void add(struct st *s, int v)
+{
+	spin_lock(&s->lock);
+	s->sum += v;
+	WRITE_ONCE(s->count, READ_ONCE(s->count) + 1);
+	smp_wmb();
+	spin_unlock(&s->lock);
+	note(s, v);
+	s->flag = F_A | F_B | F_C;
+	s->order = pick(FOO_ORDER, v);
+}
+
+int load(struct st *s)
+{
+	int v = smp_load_acquire(&s->count);
+	struct st t = { .sum = v, .count = v >= 2 };
+
+	smp_store_release(&s->sum, v + t.count);
+	for (int i = 0; i < v; i++)
+		s->notes++;
+	return v;
+}
+'''
+
+DRIVER = r'''#include "stub.h"
+int clamp(int x, int max);
+int both(struct st *s, int a, int b);
+void add(struct st *s, int v);
+int load(struct st *s);
+void note(struct st *s, int v) { s->notes += v; }
+int pick(int order, int v) { return order * 10 + v; }
+int main(void)
+{
+	int x;
+
+	for (x = -2; x <= 5; x++)
+		printf("clamp %d %d\n", x, clamp(x, 3));
+	for (x = 0; x < 4; x++) {
+		struct st s = { .count = x + 3 };
+		int r = both(&s, x, 2);
+
+		printf("both %d %d\n", x, r);
+		add(&s, x);
+		r = load(&s);
+		printf("add %d %d %d %d %d %d %d %d\n", x, s.lock, s.sum, s.count, s.flag,
+		       s.order, s.notes, r);
+	}
+	return 0;
+}
+'''
+
+SWITCH_H = r'''unsigned int mm_mutant_active;
+static inline int mm_mutant_on(unsigned int id) { return id == mm_mutant_active; }
+'''
+
+# every operator of mutate.py, each switched in the sample
+OPERATORS = {'negate', 'drop-operand', 'cond-true', 'cond-false', 'lt-le', 'le-lt', 'gt-ge',
+	     'ge-gt', 'bound+1', 'bound-1', 'and-or', 'plain-access', 'drop-flag', 'order-1',
+	     'del-barrier', 'del-lock-pair', 'del-call', 'early-return', 'swap-next'}
+
+
+def gcc(d, out, sources, *flags):
+	r = subprocess.run(['gcc', '-O2', '-Wall', '-Werror', '-Wno-unused', '-Wno-parentheses', '-I', d, *flags, '-o', os.path.join(d, out)] +
+			   [os.path.join(d, s) for s in sources], capture_output=True, text=True)
+	return r
+
+
+class TestSwitching(unittest.TestCase):
+	@classmethod
+	def setUpClass(cls):
+		cls.tmp = tempfile.TemporaryDirectory()
+		d = cls.d = cls.tmp.name
+		for name, text in (('stub.h', STUB), ('driver.c', DRIVER), ('sample.c', SAMPLE),
+				   ('linux_mm_mutant.h', SWITCH_H)):
+			with open(os.path.join(d, name), 'w') as f:
+				f.write(text)
+		os.makedirs(os.path.join(d, 'linux'))
+		with open(os.path.join(d, 'linux', 'mm_mutant.h'), 'w') as f:
+			f.write('extern unsigned int mm_mutant_active;\n'
+				'static inline int mm_mutant_on(unsigned int id) '
+				'{ return id == mm_mutant_active; }\n')
+		cls.lines = SAMPLE.split('\n')
+		cls.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', cls.lines,
+					 set(range(len(cls.lines))))
+		cls.ids = {m.name: k + 1 for k, m in enumerate(cls.ms)}
+		cls.text, cls.cover, cls.own = schemata.switch_file(cls.ms, cls.lines, cls.ids)
+		with open(os.path.join(d, 'switched.c'), 'w') as f:
+			f.write(cls.text + '\nunsigned int mm_mutant_active;\n'
+				'__attribute__((constructor)) static void mm_mutant_init(void)\n'
+				'{ const char *e = getenv("MM_MUTANT"); '
+				'mm_mutant_active = e ? atoi(e) : 0; }\n')
+		with open(os.path.join(d, 'switched.c')) as f:
+			body = f.read()
+		with open(os.path.join(d, 'switched.c'), 'w') as f:
+			f.write('#include <stdlib.h>\n' + body)
+		r = gcc(d, 'switched', ['driver.c', 'switched.c'])
+		assert r.returncode == 0, r.stderr + cls.text
+		r = gcc(d, 'original', ['driver.c', 'sample.c'])
+		assert r.returncode == 0, r.stderr
+		cls.original = cls.run_prog('original')
+
+	@classmethod
+	def tearDownClass(cls):
+		cls.tmp.cleanup()
+
+	@classmethod
+	def run_prog(cls, name, active=0):
+		return subprocess.run([os.path.join(cls.d, name)], capture_output=True, text=True,
+				      env=dict(os.environ, MM_MUTANT=str(active)), timeout=10).stdout
+
+	# every operator has mutants in the sample, and all of them are
+	# switched (none left to a build of its own)
+	def test_every_operator_switched(self):
+		self.assertEqual({m.operator for m in self.ms}, OPERATORS)
+		self.assertEqual(self.own, {})
+		self.assertTrue(self.text.startswith(schemata.HEADER + '\n'))
+		# one line more (the include), no line moved
+		self.assertEqual(len(self.text.split('\n')), len(self.lines) + 1)
+
+	# no mutant active: the output of the original program, and with the
+	# switch a constant 0, the same machine code
+	def test_no_active_id_is_the_original(self):
+		self.assertEqual(self.run_prog('switched', 0), self.original)
+		d = self.d
+		with open(os.path.join(d, 'off.c'), 'w') as f:
+			f.write('#define mm_mutant_on(id) 0\n' +
+				self.text.replace(schemata.HEADER + '\n', ''))
+		for src, obj in (('sample.c', 'a.o'), ('off.c', 'b.o')):
+			r = subprocess.run(['gcc', '-O2', '-w', '-I', d, '-c', '-o', os.path.join(d, obj),
+					    os.path.join(d, src)], capture_output=True, text=True)
+			self.assertEqual(r.returncode, 0, r.stderr)
+
+		def code(obj):
+			out = subprocess.run(['objdump', '-d', '--no-show-raw-insn', os.path.join(d, obj)],
+					     capture_output=True, text=True).stdout
+			return [l.split(':', 1)[1].strip() for l in out.split('\n') if re.match(r'\s+[0-9a-f]+:', l)]
+		self.assertEqual(code('a.o'), code('b.o'))
+
+	# mutant N active: the program of mutant N built alone (MODE=each)
+	def test_active_id_is_the_mutant(self):
+		d = self.d
+		checked = 0
+		for m in self.ms:
+			with open(os.path.join(d, 'each.c'), 'w') as f:
+				f.write('\n'.join(m.apply(self.lines)))
+			r = gcc(d, 'each', ['driver.c', 'each.c'])
+			if r.returncode != 0:
+				continue		# stillborn in MODE=each
+			want = self.run_prog('each')
+			self.assertEqual(self.run_prog('switched', self.ids[m.name]), want, m.name)
+			checked += 1
+		self.assertGreater(checked, len(self.ms) - 3)
+
+	# the switches themselves: an expression, a condition over two lines,
+	# a deletion, an insertion, a swap
+	def test_switch_shapes(self):
+		t = self.text
+		i = self.ids
+		self.assertIn(f' mm_mutant_on({i["s/0001:mm/sample.c:5:gt-ge#1"]}) ? (x >= max) : ', t)
+		self.assertIn(f'if (mm_mutant_on({i["s/0001:mm/sample.c:5:early-return#1"]})) {{ return 0; }} '
+			      'if (', t)
+		n = i['s/0001:mm/sample.c:25:del-barrier#1']
+		self.assertIn(f'if (mm_mutant_on({n})) {{  }} else ', t)
+		self.assertIn('else { smp_wmb(); } }', t)
+		n = i['s/0001:mm/sample.c:12:negate#1']
+		self.assertIn(f'mm_mutant_on({n}) ? (!(a >= 1 && b <= 2 && s->count != 5))', t)
+		# the lock and its unlock, one id
+		n = i['s/0001:mm/sample.c:22:del-lock-pair#1']
+		self.assertEqual(t.count(f'mm_mutant_on({n})'), 2)
+		# WRITE_ONCE is a statement: switched as one
+		n = i['s/0001:mm/sample.c:24:plain-access#1']
+		self.assertIn(f'if (mm_mutant_on({n})) {{ (s->count = READ_ONCE(s->count) + 1); }} '
+			      'else ', t)
+		# a designated initialiser's field, and the middle of a for
+		n = i['s/0001:mm/sample.c:35:ge-gt#1']
+		self.assertIn(f'.count = (mm_mutant_on({n}) ? (v > 2)', t)
+		n = i['s/0001:mm/sample.c:38:lt-le#1']
+		self.assertIn(f'for (int i = 0; (mm_mutant_on({n}) ? (i <= v)', t)
+
+	# places that cross: the later one keeps its own build
+	def test_crossing_places(self):
+		text = 'int f(int a, int b)\n{\n\treturn a + b;\n}\n'
+		x = schemata.Switch(1, text.index('a + b'), text.index('a + b') + 5, 'expr', 'a - b')
+		y = schemata.Switch(2, text.index('b;'), text.index('b;') + 2, 'stmt', '')
+		out, dropped = schemata.render(text, [x, y])
+		self.assertEqual(dropped, {2})
+		self.assertIn('(mm_mutant_on(1) ? (a - b) : (a + b))', out)
+		# nested: both kept, the inner one in the outer one's original
+		z = schemata.Switch(3, text.index('a + b'), text.index('a + b') + 1, 'expr', 'b')
+		out, dropped = schemata.render(text, [x, z])
+		self.assertEqual(dropped, set())
+		self.assertIn('(mm_mutant_on(1) ? (a - b) : ((mm_mutant_on(3) ? (b) : (a)) + b))', out)
+
+	# a #define and a line outside any function keep their own build
+	def test_own_build(self):
+		lines = ['#define BIG(x) ((x) > 3)', 'int limit = 4 > 3;', 'int f(int x)', '{',
+			 '\treturn BIG(x);', '}', 'static const int t[] = {', '\t[0] = 1 < 2,', '};']
+		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, {0, 1, 7})
+		self.assertIn('early-return', {m.operator for m in ms if m.line == 8})
+		ids = {m.name: k + 1 for k, m in enumerate(ms)}
+		text, _cover, own = schemata.switch_file(ms, lines, ids)
+		self.assertIsNone(text)
+		self.assertEqual(set(own.values()), {'a #define', 'outside a function body'})
+		# an early return in a local's initialiser or after an #ifdef in
+		# an expression: no statement starts there
+		lines = ['int f(int x)', '{', '\tstruct s q = {', '\t\t.a = x,', '\t};', '',
+			 '\treturn x |', '#ifdef A', '\t\t2 |', '#endif', '\t\t1;', '}']
+		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, {3, 8})
+		er = [m for m in ms if m.operator == 'early-return']
+		self.assertEqual(len(er), 2)
+		_t, _c, own = schemata.switch_file(er, lines, {m.name: k + 1 for k, m in enumerate(er)})
+		self.assertEqual(set(own.values()), {'not at the start of a statement'})
+		self.assertEqual(len(own), 2)
+		ms = mutate.generate('s/0001-s.patch', 'include/linux/x.h', ['int f(int x)', '{',
+									'\treturn x > 3;', '}'], {2})
+		_t, _c, own = schemata.switch_file(ms, ['int f(int x)', '{', '\treturn x > 3;', '}'],
+						   {m.name: 1 for m in ms})
+		self.assertEqual(set(own.values()), {'a header under include/'})
+
+	# a compiler error in a switch names its mutant
+	def test_error_ids(self):
+		cover = {'mm/a.c': {4: (10, 10), 5: (12, 14)}}
+		log = ('  CC      mm/a.c\n../tree/mm/a.c:13:5: error: expected ";"\n'
+		       'mm/a.c:10:1: error: x\n')
+		self.assertEqual(schemata.error_ids(log, cover), ({4, 5}, False))
+		self.assertEqual(schemata.error_ids('mm/b.c:3:1: error: y\n', cover), (set(), True))
+
+
+class TestReach(unittest.TestCase):
+	# the lines the switch prints after each suite: per id, its suites
+	def test_parse_reach(self):
+		log = ['[    1.100000] mm_mutant: active mutant 0, recording the ids that run\n',
+		       '[    2.000000] mm_mutant: reached in lazyfree_thp: 1,2,17\n',
+		       '    ok 1 lazyfree_thp\n',
+		       '[    3.000000] mm_mutant: reached in rcu_free_grace: 17,40\n',
+		       '[    3.000001] mm_mutant: reached in rcu_free_grace: 41\n',
+		       'mm_mutant: reached in shmem_read: 2']
+		self.assertEqual(schemata.parse_reach(log), {
+			1: {'lazyfree_thp'}, 2: {'lazyfree_thp', 'shmem_read'},
+			17: {'lazyfree_thp', 'rcu_free_grace'}, 40: {'rcu_free_grace'},
+			41: {'rcu_free_grace'}})
+		self.assertEqual(schemata.parse_reach(['nothing here\n']), {})
+
+
+	# the one glob a mutant's boot runs: its suite, their common start
+	def test_suite_glob(self):
+		self.assertEqual(schemata.suite_glob({'lazyfree_thp'}), 'lazyfree_thp')
+		self.assertEqual(schemata.suite_glob({'lockless_copy', 'lockless_read'}), 'lockless_*')
+		self.assertEqual(schemata.suite_glob({'rcu_free_grace', 'rcu_free_drain'}),
+				 'rcu_free_*')
+		self.assertEqual(schemata.suite_glob({'lazyfree_thp', 'shmem_read'}), '')
+
+
+class TestCache(unittest.TestCase):
+	def setUp(self):
+		self.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', SAMPLE.split('\n'),
+					  set(range(len(SAMPLE.split('\n')))))
+
+	# a mutant's key: its own patch and text; not another patch's
+	def test_keys(self):
+		lines = SAMPLE.split('\n')
+		a, b = self.ms[0], self.ms[5]
+		k = schemata.mutant_key('env', 'patch one', a, lines)
+		self.assertEqual(k, schemata.mutant_key('env', 'patch one', a, lines))
+		self.assertNotEqual(k, schemata.mutant_key('env', 'patch one v2', a, lines))
+		self.assertNotEqual(k, schemata.mutant_key('env2', 'patch one', a, lines))
+		self.assertNotEqual(k, schemata.mutant_key('env', 'patch one', b, lines))
+
+	# the suites: all unchanged without a reach; with one, exactly the
+	# suites that reach the mutant (then and now)
+	def test_reusable(self):
+		suites = {'a': '1', 'b': '2', 'c': '3'}
+		e = {'result': {}, 'suites': dict(suites), 'reach': ['a']}
+		self.assertTrue(schemata.reusable(e, suites, None))
+		self.assertFalse(schemata.reusable(None, suites, None))
+		changed_b = dict(suites, b='9')
+		self.assertFalse(schemata.reusable(e, changed_b, None))	# no baseline yet
+		self.assertTrue(schemata.reusable(e, changed_b, {'a'}))	# b does not reach it
+		self.assertFalse(schemata.reusable(e, dict(suites, a='9'), {'a'}))
+		self.assertFalse(schemata.reusable(e, changed_b, {'a', 'b'}))	# b reaches it now
+		own = {'result': {}, 'suites': dict(suites), 'reach': None}
+		self.assertFalse(schemata.reusable(own, changed_b, {'a'}))
+		nr = {'result': {}, 'suites': dict(suites), 'reach': []}
+		self.assertTrue(schemata.reusable(nr, changed_b, set()))
+
+	def test_suite_hashes(self):
+		with tempfile.TemporaryDirectory() as d:
+			def write(name, text):
+				with open(os.path.join(d, name), 'w') as f:
+					f.write(text)
+			write('a_kunit.c', 'static struct kunit_suite a_suite = {\n\t.name = "a",\n};\n')
+			write('b_kunit.c', 'static struct kunit_suite b_suite = {\n\t.name = "b",\n};\n')
+			write('helpers.h', 'int x;\n')
+			h = schemata.suite_hashes(d)
+			self.assertEqual(sorted(h), ['a', 'b'])
+			write('a_kunit.c', 'static struct kunit_suite a_suite = {\n\t.name = "a", };\n')
+			h2 = schemata.suite_hashes(d)
+			self.assertNotEqual(h['a'], h2['a'])
+			self.assertEqual(h['b'], h2['b'])
+			write('helpers.h', 'int y;\n')
+			h3 = schemata.suite_hashes(d)
+			self.assertNotEqual(h2['b'], h3['b'])
+
+
+if __name__ == '__main__':
+	unittest.main()
