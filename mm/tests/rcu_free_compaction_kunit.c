@@ -273,7 +273,8 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 			l->pages[l->nr++] = blocks[j] + i;
 	if (nr_blocks < 2 ||
 	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
-		kunit_skip(test, "machine: no two free pageblocks in ZONE_DMA with one between (%d free)",
+		kunit_skip(test,
+			   "machine: no two free pageblocks in ZONE_DMA with one between (%d free)",
 			   nr_blocks);
 	a = blocks[0];
 	b = blocks[1];

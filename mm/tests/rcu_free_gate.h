@@ -44,9 +44,9 @@ struct rfg_gate *rfg_hold(struct kunit *test, const char *part);
  */
 bool rfg_inside(struct rfg_gate *gate);
 /*
- * Stop the gate (NULL: none, nothing seen); what it saw: the times it let a grace-period wait of the
- * target end, and whether a section ended by its hang guard (10 s inside
- * without the target waiting).
+ * Stop the gate (NULL: none, nothing seen); what it saw: the times it
+ * let a grace-period wait of the target end, and whether a section ended
+ * by its hang guard (10 s inside without the target waiting).
  */
 void rfg_stop(struct rfg_gate *gate, unsigned int *waits, bool *hung);
 
