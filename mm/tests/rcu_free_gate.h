@@ -2,7 +2,7 @@
 /*
  * A reader that holds grace periods back for the rcu_free_drain,
  * _compaction and _poison cases where the hold (rcu_free_hold(), a test
- * hook) is absent (rcu_free_gate.c).
+ * hook) is absent (rcu_free_gate_helpers.c).
  *
  * The gate is a kthread on another CPU that sits inside rcu_read_lock()
  * for as long as the case's task (its target) is not itself waiting for a
