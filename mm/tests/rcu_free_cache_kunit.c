@@ -9,7 +9,9 @@
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/pipe_fs_i.h>
 #include <linux/splice.h>
@@ -17,47 +19,101 @@
 
 #include "rcu_free_helpers.h"
 
-/* Splitting a flagged PMD-size tmpfs folio flags every new folio */
-static void rcu_free_cache_split_inherits_flag(struct kunit *test)
+/*
+ * Write a PMD size of bytes to the new file @name on @mnt (huge=always):
+ * its first folio, locked, and that folio's order.
+ */
+static struct folio *write_huge(struct kunit *test, struct vfsmount *mnt,
+				const char *name, unsigned int *order)
 {
-	struct vfsmount *mnt;
+	struct file *file = rfk_case_file(test, mnt, name);
 	struct folio *folio;
-	struct file *file;
-	pgoff_t index, nr, flagged = 0;
-	unsigned int order;
 	loff_t pos = 0;
 	ssize_t ret;
 	void *data;
-	int split;
 
-	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
-		kunit_skip(test, "config: CONFIG_TRANSPARENT_HUGEPAGE is off");
-	nr = HPAGE_PMD_NR;
-	mnt = mm_test_mount(test, "tmpfs", "always");
-	file = rfk_case_file(test, mnt, "split");
 	data = kunit_kzalloc(test, HPAGE_PMD_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	memset(data, 0x3c, HPAGE_PMD_SIZE);
 	ret = kernel_write(file, data, HPAGE_PMD_SIZE, &pos);
 	KUNIT_ASSERT_EQ(test, ret, HPAGE_PMD_SIZE);
 	lru_add_drain_all();
-
 	folio = filemap_lock_folio(file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	order = folio_order(folio);
+	*order = folio_order(folio);
+	return folio;
+}
+
+/* The most free pages a populated zone of the machine has */
+static unsigned long most_free_in_a_zone(void)
+{
+	unsigned long most = 0;
+	struct zone *zone;
+
+	for_each_populated_zone(zone)
+		most = max(most, zone_page_state(zone, NR_FREE_PAGES));
+	return most;
+}
+
+/*
+ * Splitting a flagged PMD-size tmpfs folio flags every new folio.  When
+ * the write does not get a PMD-size folio, the pages waiting for a grace
+ * period (which can fragment memory themselves) are freed and memory is
+ * compacted (/proc/sys/vm/compact_memory), and the write is done again:
+ * still none fails, if a zone has room for 4 of them (else the machine
+ * is too small: skipped).
+ */
+static void rcu_free_cache_split_inherits_flag(struct kunit *test)
+{
+	struct address_space *mapping;
+	struct vfsmount *mnt;
+	struct folio *folio;
+	struct file *proc;
+	pgoff_t index, nr, flagged = 0;
+	unsigned long room;
+	unsigned int order;
+	loff_t pos = 0;
+	ssize_t ret;
+	int split;
+
+	if (!IS_ENABLED(CONFIG_TRANSPARENT_HUGEPAGE))
+		kunit_skip(test, "config: CONFIG_TRANSPARENT_HUGEPAGE is off");
+	nr = HPAGE_PMD_NR;
+	mnt = mm_test_mount(test, "tmpfs", "always");
+	folio = write_huge(test, mnt, "split", &order);
 	if (order != HPAGE_PMD_ORDER) {
 		folio_unlock(folio);
 		folio_put(folio);
-		kunit_skip(test, "machine: no PMD-size folio (order %u): memory too fragmented?",
-			   order);
+		rcu_free_sync();
+		proc = file_open_root_mnt(mm_test_mount(test, "proc", NULL),
+					  "sys/vm/compact_memory", O_WRONLY, 0);
+		KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(proc),
+				       "open compact_memory: %ld", PTR_ERR(proc));
+		ret = kernel_write(proc, "1", 1, &pos);
+		fput(proc);
+		KUNIT_ASSERT_EQ_MSG(test, ret, 1, "compact_memory");
+		folio = write_huge(test, mnt, "split-compacted", &order);
 	}
+	if (order != HPAGE_PMD_ORDER) {
+		folio_unlock(folio);
+		folio_put(folio);
+		room = most_free_in_a_zone();
+		if (room < 4 * HPAGE_PMD_NR)
+			kunit_skip(test,
+				   "machine: no PMD-size folio after a compaction, %lu pages free in the roomiest zone",
+				   room);
+		KUNIT_FAIL_AND_ABORT(test,
+				     "no PMD-size folio (order %u) after freeing what waited and compacting, %lu pages free in a zone",
+				     order, room);
+	}
+	mapping = folio->mapping;
 	folio_set_rcu_free(folio);
 	split = split_folio(folio);
 	folio_unlock(folio);
 	folio_put(folio);
 
 	for (index = 0; !split && index < nr; index++) {
-		folio = filemap_get_folio(file->f_mapping, index);
+		folio = filemap_get_folio(mapping, index);
 		if (IS_ERR(folio))
 			continue;
 		flagged += folio_test_rcu_free(folio) && !folio_test_large(folio);

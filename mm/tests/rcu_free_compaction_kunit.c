@@ -8,9 +8,12 @@
  *
  * Where the hook is there, the cases hold the waiting lists
  * (rcu_free_hold()), so that only compaction can free what waits, and
- * check what still waits afterwards; without it those parts are skipped
- * by name and the migrations, the drains counted, the allocation's
- * outcome and the grace period of every old copy seen back decide.
+ * check what still waits afterwards; without it a gate does the same
+ * (rcu_free_gate.h: a reader on another CPU that holds grace periods
+ * back while the case's task does not wait for one), and only on a
+ * machine where neither can be are those parts skipped by name, the
+ * migrations, the drains counted, the allocation's outcome and the grace
+ * period of every old copy seen back deciding.
  */
 
 #include <kunit/test.h>
@@ -26,6 +29,7 @@
 #include <linux/swap.h>
 #include <linux/vmstat.h>
 
+#include "rcu_free_gate.h"
 #include "rcu_free_helpers.h"
 
 static void require_compaction(struct kunit *test)
@@ -113,8 +117,9 @@ struct dma_layout {
 	bool flagged, pinning;
 	/* Every 8th page of src held, so that no order-3 block frees up */
 	bool gapped;
-	/* Frees are held back (rcu_free_hold()) */
+	/* Frees are held back (rcu_free_hold(), or @gate) */
 	bool held;
+	struct rfg_gate *gate;
 	struct migrations mig;
 };
 
@@ -208,14 +213,18 @@ static int compact_order_failed(struct zone *zone)
 /*
  * Lay ZONE_DMA out as above with the file's first @nr_folios pages the
  * first pages of src (every 8th skipped if @gapped), flagged if @flagged,
- * each with an extra reference if @pinned.  Frees go to the held lists
- * from here on, where the hook is there; @part says what the case cannot
- * check without it.
+ * each with an extra reference if @pinned.  Frees wait from here on:
+ * the lists are held, where the hook is there and @gate is false, else a
+ * gate holds their grace period back (a free on this CPU then starts its
+ * batch, and the frees after it wait on the next list: a path that takes
+ * the lists takes both); @part says what the case cannot check with
+ * neither.
  */
 static struct dma_layout *dma_layout_setup(struct kunit *test,
 					   unsigned int nr_folios,
 					   bool flagged, bool pinned,
-					   bool gapped, const char *part)
+					   bool gapped, bool gate,
+					   const char *part)
 {
 	const unsigned long nr_block = pageblock_nr_pages;
 	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
@@ -264,7 +273,8 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 			l->pages[l->nr++] = blocks[j] + i;
 	if (nr_blocks < 2 ||
 	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
-		kunit_skip(test, "no two free pageblocks in ZONE_DMA with one between (%d free)",
+		kunit_skip(test,
+			   "machine: no two free pageblocks in ZONE_DMA with one between (%d free)",
 			   nr_blocks);
 	a = blocks[0];
 	b = blocks[1];
@@ -280,7 +290,12 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 	l->nr = rfk_fill_zone_dma(l->pages, l->nr, true);
 	KUNIT_ASSERT_GT(test, l->nr, (int)(2 * nr_block + NR_UNRELATED));
 
-	l->held = rfk_hold(test, part);
+	if (MM_HOOK(RCU_FREE_HOLD) && !gate)
+		l->held = rfk_hold(test, part);
+	else
+		l->gate = rfg_start(test, part);
+	l->held = l->held || l->gate;
+	rfg_inside(l->gate);
 	for (i = 0; i < nr_folios; i++) {
 		folio = page_folio(l->pages[file_off(l, i)]);
 		l->pages[file_off(l, i)] = NULL;
@@ -361,6 +376,21 @@ static void dma_layout_watch(struct kunit *test, struct dma_layout *l)
 		rfk_watch(test, pfn_to_page(l->src + file_off(l, i)));
 }
 
+/*
+ * Let grace periods end again (the gate, if any, stops): after the case
+ * has read what waits.  Fails if the gate ended a section by its hang
+ * guard: then something waited without the case's task waiting.
+ */
+static void dma_layout_open(struct kunit *test, struct dma_layout *l)
+{
+	bool hung;
+
+	rfg_stop(l->gate, NULL, &hung);
+	l->gate = NULL;
+	KUNIT_EXPECT_FALSE_MSG(test, hung,
+			       "the gate held grace periods back 10 s with the case's task not waiting for one");
+}
+
 /* ZONE_DMA's waiting pages */
 static long dma_waiting(struct kunit *test, struct dma_layout *l)
 {
@@ -377,6 +407,7 @@ static struct page **queue_unrelated(struct kunit *test, struct dma_layout *l,
 	int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, pages);
+	rfg_inside(l->gate);
 	for (i = 0; i < nr; i++) {
 		if (in_dma) {
 			/* Held pages of the fill, past the two pageblocks */
@@ -418,6 +449,7 @@ static struct page *alloc_compacting(struct kunit *test, struct dma_layout *l,
 
 	dma_layout_watch(test, l);
 	compaction_start_afresh(l->zone, order);
+	rfg_inside(l->gate);
 	page = alloc_pages(DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN, order);
 	rfk_check_freed(test, "compaction");
 	return page;
@@ -426,8 +458,11 @@ static struct page *alloc_compacting(struct kunit *test, struct dma_layout *l,
 /*
  * Sync-light direct compaction (an order-3 allocation) migrates 8 flagged
  * folios out of the only block that can become free: when the migration
- * scanner leaves it, compaction frees their old copies (one drain, where
- * normal frees are held), the block is free and the allocation gets it.
+ * scanner leaves it, compaction frees their old copies, the block is free
+ * and the allocation gets it.  A gate holds their grace period back, with
+ * or without the hooks: the first old copy starts this CPU's batch and the
+ * others wait on its next list, so compaction must free both lists (one
+ * drain, nothing left waiting), or the block stays busy.
  */
 static void rcu_free_compaction_sync_light_frees(struct kunit *test)
 {
@@ -437,16 +472,18 @@ static void rcu_free_compaction_sync_light_frees(struct kunit *test)
 	struct dma_layout *l;
 	unsigned long pfn, drains;
 	struct page *page;
-	long waiting0;
+	long waiting0, waiting;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, true, false, false,
+	l = dma_layout_setup(test, 8, true, false, false, true,
 			     "that compaction, not a grace period, freed the old copies");
 	waiting0 = dma_waiting(test, l);
 	l->mig.refuse_async = true;
 	page = alloc_compacting(test, l, 3);
 	pfn = page ? page_to_pfn(page) : 0;
 	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	waiting = dma_waiting(test, l);
+	dma_layout_open(test, l);
 	if (page)
 		__free_pages(page, 3);
 
@@ -463,7 +500,7 @@ static void rcu_free_compaction_sync_light_frees(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
 	if (l->held) {
 		KUNIT_EXPECT_EQ(test, drains, 1);
-		KUNIT_EXPECT_EQ_MSG(test, dma_waiting(test, l), waiting0,
+		KUNIT_EXPECT_EQ_MSG(test, waiting, waiting0,
 				    "old copies still waiting");
 	}
 }
@@ -487,12 +524,13 @@ static void rcu_free_compaction_one_sync_per_pass(struct kunit *test)
 	struct page *page;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, GAPPED_FOLIOS, true, false, true,
-			     "that the later batch's old copies wait");
+	l = dma_layout_setup(test, GAPPED_FOLIOS, true, false, true, false,
+			     "that the first batch waited for the sync and the later one after it");
 	l->mig.refuse_async = true;
 	page = alloc_compacting(test, l, 3);
 	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
 	old_waiting = dma_layout_old_waiting(l);
+	dma_layout_open(test, l);
 	if (page)
 		__free_pages(page, 3);
 
@@ -524,16 +562,20 @@ static void rcu_free_compaction_async_leaves(struct kunit *test)
 	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
 	unsigned long stall0 = vm_event(test, "compact_stall");
 	struct dma_layout *l;
+	unsigned int old_waiting;
 	struct page *page;
-	long waiting0;
+	long waiting0, waiting;
 	int failed;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 16, true, false, false,
+	l = dma_layout_setup(test, 16, true, false, false, false,
 			     "that the old copies still wait and the allocation fails");
 	waiting0 = dma_waiting(test, l);
 	page = alloc_compacting(test, l, 4);
 	failed = compact_order_failed(l->zone);
+	waiting = dma_waiting(test, l) - waiting0;
+	old_waiting = dma_layout_old_waiting(l);
+	dma_layout_open(test, l);
 	if (page)
 		__free_pages(page, 4);
 
@@ -547,8 +589,8 @@ static void rcu_free_compaction_async_leaves(struct kunit *test)
 		KUNIT_EXPECT_GT_MSG(test, failed, 4,
 				    "a sync round deferred order 4");
 		KUNIT_EXPECT_NULL(test, page);
-		KUNIT_EXPECT_EQ(test, dma_waiting(test, l) - waiting0, 16);
-		KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 16);
+		KUNIT_EXPECT_EQ(test, waiting, 16);
+		KUNIT_EXPECT_EQ(test, old_waiting, 16);
 	}
 }
 
@@ -562,15 +604,19 @@ static void rcu_free_compaction_unrelated_left(struct kunit *test)
 	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
 	struct page **unrelated, *page;
 	struct dma_layout *l;
-	long waiting;
+	long waiting, waiting_after;
+	int still;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, false, false, false,
+	l = dma_layout_setup(test, 8, false, false, false, false,
 			     "that the other pages of the zone still wait");
 	unrelated = queue_unrelated(test, l, NR_UNRELATED, true);
 	waiting = dma_waiting(test, l);
 	l->mig.refuse_async = true;
 	page = alloc_compacting(test, l, 3);
+	still = still_waiting(unrelated, NR_UNRELATED);
+	waiting_after = dma_waiting(test, l);
+	dma_layout_open(test, l);
 	if (page)
 		__free_pages(page, 3);
 
@@ -580,9 +626,8 @@ static void rcu_free_compaction_unrelated_left(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dma_layout_moved(test, l), 8);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
 	if (l->held) {
-		KUNIT_EXPECT_EQ(test, still_waiting(unrelated, NR_UNRELATED),
-				NR_UNRELATED);
-		KUNIT_EXPECT_EQ(test, dma_waiting(test, l), waiting);
+		KUNIT_EXPECT_EQ(test, still, NR_UNRELATED);
+		KUNIT_EXPECT_EQ(test, waiting_after, waiting);
 	}
 }
 
@@ -598,25 +643,29 @@ static void rcu_free_compaction_nothing_waiting(struct kunit *test)
 	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
 	struct page **elsewhere, *page;
 	struct dma_layout *l;
+	long waiting;
+	int still;
 
 	require_compaction(test);
-	l = dma_layout_setup(test, 8, true, true, false,
+	l = dma_layout_setup(test, 8, true, true, false, false,
 			     "that the pages waiting in another zone still wait");
 	elsewhere = queue_unrelated(test, l, NR_UNRELATED, false);
 	l->mig.refuse_async = true;
 	page = alloc_compacting(test, l, 3);
+	still = still_waiting(elsewhere, NR_UNRELATED);
+	waiting = dma_waiting(test, l);
+	dma_layout_open(test, l);
 	if (page)
 		__free_pages(page, 3);
 
 	KUNIT_EXPECT_TRUE_MSG(test, l->mig.tried & BIT(MIGRATE_SYNC_LIGHT),
 			      "modes tried %#lx", l->mig.tried);
 	KUNIT_EXPECT_EQ(test, l->mig.nr_moved, 0);
-	KUNIT_EXPECT_EQ(test, dma_waiting(test, l), 0);
+	KUNIT_EXPECT_EQ(test, waiting, 0);
 	KUNIT_EXPECT_NULL(test, page);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu_drain") - drains0, 0);
 	if (l->held)
-		KUNIT_EXPECT_EQ(test, still_waiting(elsewhere, NR_UNRELATED),
-				NR_UNRELATED);
+		KUNIT_EXPECT_EQ(test, still, NR_UNRELATED);
 }
 
 /*
@@ -640,7 +689,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 
 	require_compaction(test);
 	proc = mm_test_mount(test, "proc", NULL);
-	l = dma_layout_setup(test, 8, true, false, false,
+	l = dma_layout_setup(test, 8, true, false, false, false,
 			     "that the old copies still wait after compaction");
 	waiting0 = dma_waiting(test, l);
 	file = file_open_root_mnt(proc, "sys/vm/compact_memory", O_WRONLY, 0);
@@ -648,6 +697,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 			       PTR_ERR(file));
 	l->mig.refuse_async = true;
 	dma_layout_watch(test, l);
+	rfg_inside(l->gate);
 	ret = kernel_write(file, "1", 1, &pos);
 	fput(file);
 	rfk_check_freed(test, "full compaction");
@@ -655,6 +705,7 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 	old_waiting = dma_layout_old_waiting(l);
 
 	/* Give the held pages their grace period */
+	dma_layout_open(test, l);
 	rfk_release(test);
 	rfk_wait_watched(test, "the grace-period work");
 	waiting_later = rfk_zone_stat_settle(l->zone, nr_free_rcu, waiting0);

@@ -31,20 +31,27 @@ static void require_memory_failure(struct kunit *test)
 struct poison_case {
 	const char *name;
 	bool soft;
+	/* Freed inside a reader, beside a page that starts the batch */
+	bool both_lists;
 };
 
 static const struct poison_case poison_cases[] = {
-	{ "memory_failure", false },
-	{ "soft_offline", true },
+	{ "memory_failure", false, false },
+	{ "soft_offline", true, false },
+	{ "memory_failure, both lists", false, true },
+	{ "soft_offline, both lists", true, true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(poison, poison_cases, name);
+
+static void takes_both_lists(struct kunit *test, const struct poison_case *c);
 
 /*
  * memory_failure() (or soft offline) of a page waiting for a grace
  * period: it ends poisoned and out of the allocator, freed from the wait
  * after a grace period and off the lists (nr_free_rcu back, one drain
- * where the page was held); unpoisoned after.
+ * where the page was held); unpoisoned after.  "both lists": the call
+ * takes both of a CPU's lists and loses neither (takes_both_lists()).
  */
 static void rcu_free_poison_takes_waiting(struct kunit *test)
 {
@@ -58,6 +65,10 @@ static void rcu_free_poison_takes_waiting(struct kunit *test)
 	int ret, count;
 
 	require_memory_failure(test);
+	if (c->both_lists) {
+		takes_both_lists(test, c);
+		return;
+	}
 	page = alloc_page(GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	pfn = page_to_pfn(page);
@@ -89,6 +100,7 @@ static void rcu_free_poison_takes_waiting(struct kunit *test)
 
 struct mf_call {
 	unsigned long pfn;
+	bool soft;		/* soft_offline_page() instead */
 	int ret;
 	struct completion done;
 };
@@ -97,7 +109,8 @@ static int mf_call_fn(void *data)
 {
 	struct mf_call *call = data;
 
-	call->ret = memory_failure(call->pfn, MF_SW_SIMULATED);
+	call->ret = call->soft ? soft_offline_page(call->pfn, 0) :
+				 memory_failure(call->pfn, MF_SW_SIMULATED);
 	complete(&call->done);
 	return 0;
 }
@@ -144,6 +157,96 @@ static struct task_struct *mf_call_thread(struct mf_call *call)
 	return rfk_other_cpu_thread(mf_call_fn, call, "rcu_free_mf");
 }
 
+/*
+ * takes_waiting, "both lists": nothing is lost when the call takes the
+ * lists.  Inside a reader of this thread's, on this CPU (no hold), a page
+ * is freed flagged, which starts the CPU's batch (its grace period held
+ * up by the reader), then the page the call poisons, which waits on the
+ * next list.  The call runs on the other CPU; the reader leaves once it
+ * is seen asleep in a grace-period wait (its stack; 10 s are a hang
+ * guard, not seen by then fails), having taken the lists.  It returns 0
+ * with its page poisoned and held, and the other page back too (the call
+ * frees every waiting page: a list taken and dropped leaves it waiting
+ * for ever), nr_free_rcu back where it was.
+ */
+static void takes_both_lists(struct kunit *test, const struct poison_case *c)
+{
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	bool returned, waiting = false, poisoned, buddy, other_back;
+	unsigned long *left_poisoned, deadline;
+	struct task_struct *task;
+	long waiting0, waiting_after;
+	struct page *other, *page;
+	struct mf_call *call;
+	int count;
+
+	call = mf_call_setup(test, &left_poisoned);
+	if (!IS_ENABLED(CONFIG_STACKTRACE) || !IS_ENABLED(CONFIG_KALLSYMS))
+		kunit_skip(test,
+			   "config: CONFIG_STACKTRACE or CONFIG_KALLSYMS is off: the call cannot be seen waiting");
+	call->soft = c->soft;
+	other = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	page = alloc_page(GFP_KERNEL);
+	if (!page)
+		__free_page(other);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	call->pfn = page_to_pfn(page);
+	waiting0 = zone_stat_sum(nr_free_rcu);
+
+	migrate_disable();
+	task = mf_call_thread(call);
+	if (IS_ERR(task)) {
+		migrate_enable();
+		__free_page(other);
+		__free_page(page);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	/* Its stack is looked at until this thread has left the section */
+	get_task_struct(task);
+	rcu_read_lock();
+	rfk_put_flagged(test, other);
+	rfk_put_flagged(test, page);
+	*left_poisoned = call->pfn;
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(returned = completion_done(&call->done)) &&
+	       !(waiting = rfk_in_gp_wait(task)) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+	put_task_struct(task);
+
+	rfk_check_freed(test, c->name);
+	other_back = !folio_test_rcu_free(page_folio(other));
+	waiting_after = rfk_zone_stat_settle(NULL, nr_free_rcu, waiting0);
+	poisoned = PageHWPoison(page);
+	buddy = is_free_buddy_page(page);
+	count = page_count(page);
+	if (!call->ret && poisoned && count == 1) {
+		KUNIT_EXPECT_EQ(test, unpoison_memory(call->pfn), 0);
+		*left_poisoned = 0;
+	}
+
+	KUNIT_EXPECT_FALSE_MSG(test, returned,
+			       "%s returned inside the reader that held its page's grace period",
+			       c->name);
+	KUNIT_EXPECT_TRUE_MSG(test, returned || waiting,
+			      "%s not seen in a synchronize_rcu*() or wait_rcu_gp() wait in 10 s",
+			      c->name);
+	KUNIT_EXPECT_EQ(test, call->ret, 0);
+	KUNIT_EXPECT_TRUE(test, poisoned);
+	KUNIT_EXPECT_FALSE_MSG(test, buddy, "a poisoned page is free");
+	KUNIT_EXPECT_EQ(test, count, 1);
+	KUNIT_EXPECT_TRUE_MSG(test, other_back,
+			      "the page that started the batch still waits after %s freed the waiting pages",
+			      c->name);
+	KUNIT_EXPECT_EQ_MSG(test, waiting_after, waiting0,
+			    "nr_free_rcu not back: pages taken off the lists and not freed");
+}
+
 /* The hot tmpfs folio of waits_for_readers, and its page that is poisoned */
 struct reader_case {
 	const char *name;
@@ -169,7 +272,8 @@ KUNIT_ARRAY_PARAM_DESC(reader, reader_cases, name);
  * thread, spinning in rcu_read_lock() on its CPU while memory_failure()
  * runs on another.  Once PG_hwpoison is set it stays inside until
  * memory_failure() is seen asleep in a wait for a grace period (or, as a
- * hang guard, 10 s): returning before that, however late, fails.
+ * hang guard, 10 s): returning before that, however late, fails, and so
+ * does not being seen in that wait within the 10 s.
  */
 static void rcu_free_poison_waits_for_readers(struct kunit *test)
 {
@@ -231,14 +335,14 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 	migrate_enable();
 	wait_for_completion(&call->done);
 	put_task_struct(task);
-	if (!returned && !waiting)
-		kunit_info(test,
-			   "memory_failure() not seen in a grace-period wait, still blocked after 10 s");
 
 	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
 	KUNIT_EXPECT_EQ(test, call->ret, 0);
 	KUNIT_EXPECT_FALSE_MSG(test, returned,
 			       "memory_failure() returned inside a reader's section");
+	/* The 10 s are a hang guard: a reader let go without it is no verdict */
+	KUNIT_EXPECT_TRUE_MSG(test, returned || waiting,
+			      "memory_failure() not seen in a synchronize_rcu*() or wait_rcu_gp() wait in 10 s, blocked elsewhere");
 }
 
 /*

@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the paths that free the pages waiting for a grace
+ * period because they need a range of pages free (rcu-free series,
+ * patch 7): alloc_contig_range() and memory offline, of waiting pages and
+ * of flagged folios they migrate (whose old copies then wait).
+ *
+ * Each case frees flagged pages of its own, or flags tmpfs folios in the
+ * range, and then drives the path under test.  Where the hook is there,
+ * the case holds the lists while it frees (rcu_free_hold()): what it
+ * frees then waits with no grace period, normal or expedited, started
+ * for it, so only the path under test can free it, and the case also
+ * checks that the path did (pgfree_rcu_drain).  Without the hook those
+ * parts are skipped by name and the rest decides: the range is allocated
+ * or the block offlined, the file reads back the same, and every page
+ * seen back had a full grace period since its last put
+ * (rcu_free_helpers.h).  Memory offline runs in a kthread that a signal
+ * stops (a 30 s hang guard), on a block the case found offlinable; the
+ * block is online again when the case ends.
+ */
+
+#include <kunit/test.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/kthread.h>
+#include <linux/memory.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mmzone.h>
+#include <linux/pagemap.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/swap.h>
+#include <linux/vmstat.h>
+
+#include "rcu_free_helpers.h"
+
+/* How a case lays out the pageblock it hands to alloc_contig_range() */
+struct contig_case {
+	const char *name;
+	/* The range starts one page in; the page below it is free */
+	bool unaligned;
+	/* The pages of the range wait for a grace period */
+	bool waiting;
+};
+
+static const struct contig_case contig_cases[] = {
+	{ "aligned, waiting", false, true },
+	{ "unaligned, waiting", true, true },
+	{ "unaligned, nothing waiting", true, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(contig, contig_cases, name);
+
+/*
+ * A whole free pageblock of @gfp's migratetype, split into order-0 pages
+ * the case owns; skips when there is none.
+ */
+static struct page *alloc_split_pageblock(struct kunit *test, gfp_t gfp)
+{
+	struct page *block = alloc_pages(gfp | __GFP_NORETRY | __GFP_NOWARN,
+					 pageblock_order);
+
+	if (!block)
+		kunit_skip(test, "machine: no free pageblock");
+	split_page(block, pageblock_order);
+	return block;
+}
+
+/*
+ * alloc_contig_range() of a pageblock whose pages wait for a grace period
+ * frees them (one drain, where they are held back) instead of failing.
+ * With the range starting one page in, the freed pages merge with the free
+ * page below it, and the range is found inside that buddy only if it is
+ * looked up again after the drain.  With nothing waiting, no drain.
+ */
+static void rcu_free_contig_range(struct kunit *test)
+{
+	const struct contig_case *c = test->param_value;
+	const unsigned long nr = pageblock_nr_pages;
+	unsigned long pfn, start, i, ev0, drains;
+	struct page *block;
+	bool held = false;
+	int ret;
+
+	rfk_require_contig(test);
+	block = alloc_split_pageblock(test, GFP_KERNEL);
+	pfn = page_to_pfn(block);
+	start = pfn + c->unaligned;
+
+	ev0 = vm_event(test, "pgfree_rcu_drain");
+	if (c->waiting)
+		held = rfk_hold(test, "the drain that freed the range");
+	for (i = 0; i < nr; i++) {
+		if (c->waiting && pfn + i >= start)
+			rfk_put_flagged(test, pfn_to_page(pfn + i));
+		else
+			__free_page(pfn_to_page(pfn + i));
+	}
+	ret = rfk_alloc_contig(start, pfn + nr);
+	rfk_check_freed(test, "alloc_contig_range()");
+	drains = vm_event(test, "pgfree_rcu_drain") - ev0;
+	if (!ret)
+		rfk_free_contig(start, pfn + nr - start);
+
+	KUNIT_EXPECT_EQ(test, ret, 0);
+	if (!c->waiting)
+		KUNIT_EXPECT_EQ(test, drains, 0);
+	else if (held)
+		KUNIT_EXPECT_EQ(test, drains, 1);
+}
+
+/* Folios of a tmpfs file of the case's, migrated by the path under test */
+#define MOVED_FOLIOS	16
+
+struct moved_file {
+	struct file *file;
+	u8 *data, *back;
+	/* The flagged folios in the range the path empties */
+	struct page *in[MOVED_FOLIOS];
+	unsigned int nr_in;
+	unsigned long drains0;
+	bool held;
+};
+
+/* The file @name and the bytes it gets */
+static struct moved_file *moved_file_create(struct kunit *test,
+					    const char *name)
+{
+	const size_t size = MOVED_FOLIOS * PAGE_SIZE;
+	struct moved_file *mf;
+	size_t i;
+
+	mf = kunit_kzalloc(test, sizeof(*mf), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mf);
+	mf->file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+				 name);
+	mf->data = kunit_kmalloc(test, size, GFP_KERNEL);
+	mf->back = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mf->data);
+	KUNIT_ASSERT_NOT_NULL(test, mf->back);
+	for (i = 0; i < size; i++)
+		mf->data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+	return mf;
+}
+
+/*
+ * Write the file, its folios taken from this CPU's pcp lists, where the
+ * MOVED_FOLIOS pages from @first (the case's) are freed just before.
+ */
+static void moved_file_write(struct kunit *test, struct moved_file *mf,
+			     struct page *first)
+{
+	loff_t pos = 0;
+	ssize_t ret;
+	int i;
+
+	migrate_disable();
+	for (i = 0; i < MOVED_FOLIOS; i++)
+		__free_page(first + i);
+	ret = kernel_write(mf->file, mf->data, MOVED_FOLIOS * PAGE_SIZE, &pos);
+	migrate_enable();
+	KUNIT_ASSERT_EQ(test, ret, MOVED_FOLIOS * PAGE_SIZE);
+}
+
+/*
+ * Flag the file's folios; those in [@start, @end) must move before the
+ * range is free.  Skips if none is there.  Then hold the frees (where the
+ * hook is) and watch those folios: their last put is the migration's.
+ */
+static void moved_file_flag(struct kunit *test, struct moved_file *mf,
+			    unsigned long start, unsigned long end)
+{
+	struct folio *folio;
+	unsigned int i;
+
+	for (i = 0; i < MOVED_FOLIOS; i++) {
+		folio = filemap_lock_folio(mf->file->f_mapping, i);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		folio_set_rcu_free(folio);
+		if (folio_pfn(folio) >= start && folio_pfn(folio) < end)
+			mf->in[mf->nr_in++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!mf->nr_in)
+		kunit_skip(test, "machine: no folio of the file in the range");
+	lru_add_drain_all();
+
+	mf->drains0 = vm_event(test, "pgfree_rcu_drain");
+	mf->held = rfk_hold(test, "the drain that freed the old copies");
+	for (i = 0; i < mf->nr_in; i++)
+		rfk_watch(test, mf->in[i]);
+}
+
+/*
+ * The path under test returned @ret: 0, the file reads back the same,
+ * and (held) the old copies were freed by a drain.
+ */
+static void moved_file_check(struct kunit *test, struct moved_file *mf,
+			     int ret)
+{
+	const size_t size = MOVED_FOLIOS * PAGE_SIZE;
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_EQ(test, kernel_read(mf->file, mf->back, size, &pos),
+			size);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    mf->nr_in);
+	if (mf->held)
+		KUNIT_EXPECT_GE(test,
+				vm_event(test, "pgfree_rcu_drain") - mf->drains0,
+				1);
+	KUNIT_EXPECT_EQ(test, memcmp(mf->data, mf->back, size), 0);
+}
+
+/*
+ * alloc_contig_range() of a pageblock holding flagged tmpfs folios in use:
+ * it migrates them, and their old copies wait for a grace period, so the
+ * range is free only once it has freed them (a drain, where they are held
+ * back).  The file reads back the same afterwards.  The pageblock is a
+ * movable one the case allocated: it frees the first pages of it just
+ * before writing the file, so the file's folios come from this CPU's
+ * lists, then the rest.
+ */
+static void rcu_free_contig_migrated(struct kunit *test)
+{
+	struct moved_file *mf;
+	unsigned long start, i;
+	struct page *block;
+	int ret;
+
+	rfk_require_contig(test);
+	mf = moved_file_create(test, "contig");
+	block = alloc_split_pageblock(test, GFP_HIGHUSER_MOVABLE);
+	start = page_to_pfn(block);
+	moved_file_write(test, mf, block);
+	for (i = MOVED_FOLIOS; i < pageblock_nr_pages; i++)
+		__free_page(block + i);
+
+	moved_file_flag(test, mf, start, start + pageblock_nr_pages);
+	ret = rfk_alloc_contig(start, start + pageblock_nr_pages);
+	rfk_check_freed(test, "alloc_contig_range()");
+	if (!ret)
+		rfk_free_contig(start, pageblock_nr_pages);
+	moved_file_check(test, mf, ret);
+}
+
+#ifdef CONFIG_MEMORY_HOTREMOVE
+/* device_offline() of a memory block, in a kthread that SIGKILL stops */
+struct offline_call {
+	struct memory_block *mem;
+	int ret;
+	struct completion done;
+	struct task_struct *task;
+};
+
+static int offline_fn(void *data)
+{
+	struct offline_call *call = data;
+
+	allow_signal(SIGKILL);
+	lock_device_hotplug();
+	call->ret = device_offline(&call->mem->dev);
+	unlock_device_hotplug();
+	complete(&call->done);
+	return 0;
+}
+
+/* Start offlining @mem: 0 or an error; offline_end() ends it */
+static int offline_start(struct offline_call *call, struct memory_block *mem)
+{
+	struct task_struct *task;
+
+	call->mem = mem;
+	init_completion(&call->done);
+	task = kthread_create(offline_fn, call, "rcu_free_offline");
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	/* Signalled until it has returned */
+	call->task = get_task_struct(task);
+	wake_up_process(task);
+	return 0;
+}
+
+/*
+ * Wait for the offline of @call, @timeout at most (offline retries until
+ * a signal), then kill it: its result, or -ETIMEDOUT if it was killed
+ * and returned -EINTR.
+ */
+static int offline_end(struct offline_call *call, unsigned long timeout)
+{
+	bool killed = false;
+
+	if (!wait_for_completion_timeout(&call->done, timeout)) {
+		send_sig(SIGKILL, call->task, 1);
+		wait_for_completion(&call->done);
+		killed = true;
+	}
+	put_task_struct(call->task);
+	return killed && call->ret == -EINTR ? -ETIMEDOUT : call->ret;
+}
+
+/* Offline @mem, killed after 30 s (a hang guard): 0 or an error */
+static int offline_block(struct memory_block *mem)
+{
+	struct offline_call call;
+	int ret;
+
+	ret = offline_start(&call, mem);
+	return ret ?: offline_end(&call, 30 * HZ);
+}
+
+/* Online @mem if it is offline: 0 or an error */
+static int block_online(struct memory_block *mem)
+{
+	int ret = 0;
+
+	lock_device_hotplug();
+	if (mem->state == MEM_OFFLINE)
+		ret = device_online(&mem->dev);
+	unlock_device_hotplug();
+	return ret;
+}
+
+/* The case's action: the block online again, its reference dropped */
+static void online_block(void *data)
+{
+	struct memory_block *mem = data;
+	int ret = block_online(mem);
+
+	WARN(ret < 0, "rcu_free_contig: memory block %lu left offline: %d\n",
+	     memory_block_id(mem->start_section_nr), ret);
+	memory_block_put(mem);
+}
+
+/*
+ * A memory block that offlines (so it holds nothing unmovable) and is
+ * online again, emptied: the first of the top 8 of the node that does;
+ * held until the case ends, when it is online again.  Skips if none does.
+ */
+static struct memory_block *offlinable_block(struct kunit *test)
+{
+	unsigned long id = pfn_to_block_id(node_end_pfn(first_online_node) - 1);
+	unsigned long last = id > 8 ? id - 8 : 0;
+	struct memory_block *mem;
+	int ret;
+
+	for (; id > last; id--) {
+		lock_device_hotplug();
+		mem = memory_block_get(id);
+		unlock_device_hotplug();
+		if (!mem)
+			continue;
+		if (mem->state != MEM_ONLINE || offline_block(mem)) {
+			memory_block_put(mem);
+			continue;
+		}
+		ret = kunit_add_action_or_reset(test, online_block, mem);
+		KUNIT_ASSERT_EQ(test, ret, 0);
+		ret = block_online(mem);
+		KUNIT_ASSERT_EQ_MSG(test, ret, 0, "memory block %lu: online: %d",
+				    id, ret);
+		return mem;
+	}
+	kunit_skip(test, "machine: none of the top 8 memory blocks of node %d offlines",
+		   first_online_node);
+	return NULL;
+}
+
+/*
+ * Online @mem again, then check the watched pages handed back by the
+ * offline: the struct pages of an offline block are poisoned
+ * (CONFIG_DEBUG_VM), so nothing between offline and this may end the
+ * case, and if the block stays offline nothing looks at them at all.
+ */
+static void online_and_check(struct kunit *test, struct memory_block *mem)
+{
+	int ret = block_online(mem);
+
+	if (ret)
+		rfk_unwatch_all(test);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "online again");
+	rfk_check_freed(test, "memory offline");
+}
+#endif
+
+/*
+ * Memory offline of a block holding flagged tmpfs folios in use: it
+ * migrates them, their old copies wait for a grace period, and the block
+ * is free only once the offline has freed them (a drain, where they are
+ * held back: without it the offline would retry until its hang guard).
+ * The file reads back the same.  The block is one the case found
+ * offlinable (and emptied); it is online again when the case ends.
+ */
+static void rcu_free_contig_offline_migrated(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_HOTREMOVE
+	struct memory_block *mem;
+	struct moved_file *mf;
+	unsigned long start;
+	int ret;
+
+	rfk_require_contig(test);
+	mf = moved_file_create(test, "offlined");
+	mem = offlinable_block(test);
+	start = section_nr_to_pfn(mem->start_section_nr);
+	ret = rfk_alloc_contig(start + pageblock_nr_pages,
+			       start + pageblock_nr_pages + MOVED_FOLIOS);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	moved_file_write(test, mf, pfn_to_page(start + pageblock_nr_pages));
+
+	moved_file_flag(test, mf, start,
+			start + (memory_block_size_bytes() >> PAGE_SHIFT));
+	ret = offline_block(mem);
+	online_and_check(test, mem);
+	moved_file_check(test, mf, ret);
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
+#endif
+}
+
+#if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
+/* What offline_poisoned sees of its page when the block goes offline */
+struct poisoned_watch {
+	struct notifier_block nb;
+	struct page *page;
+	struct zone *zone;
+	int nr_free_rcu;
+	bool offlined;
+	bool flagged;
+	long waiting;
+};
+
+/*
+ * At MEM_OFFLINE, before the block's struct pages are poisoned
+ * (CONFIG_DEBUG_VM): the zone's waiting pages, and a rescue if the page
+ * is still on a list (a poisoned page is dropped there, not freed).
+ */
+static int poisoned_watch_fn(struct notifier_block *nb, unsigned long action,
+			     void *arg)
+{
+	struct poisoned_watch *w = container_of(nb, struct poisoned_watch, nb);
+	struct memory_notify *mn = arg;
+	unsigned long pfn = page_to_pfn(w->page);
+
+	if (action != MEM_OFFLINE || pfn < mn->start_pfn ||
+	    pfn >= mn->start_pfn + mn->nr_pages)
+		return NOTIFY_OK;
+	w->offlined = true;
+	w->waiting = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	w->flagged = folio_test_rcu_free(page_folio(w->page));
+	if (w->flagged)
+		rcu_free_sync();
+	return NOTIFY_OK;
+}
+
+/*
+ * Give the page back if the block never went offline (a failed case):
+ * it leaves the lists poisoned, is dropped there, and is freed here.
+ */
+static void poisoned_watch_end(void *data)
+{
+	struct poisoned_watch *w = data;
+
+	unregister_memory_notifier(&w->nb);
+	if (w->offlined || !PageHWPoison(w->page))
+		return;
+	/* Frees the lists, held or not */
+	rcu_free_sync();
+	ClearPageHWPoison(w->page);
+	if (!page_count(w->page) && !PageBuddy(w->page)) {
+		set_page_count(w->page, 1);
+		__free_page(w->page);
+	}
+}
+#endif
+
+/*
+ * Memory offline of a block holding a poisoned page that still waits for
+ * a grace period (poisoned after its last put, as memory_failure() racing
+ * with that put leaves it): offline accepts a poisoned page in any state,
+ * so before the block's struct pages go it must take the page off the
+ * lists: when the block goes offline (a memory notifier looks) the page
+ * no longer has PG_rcu_free, or at least nr_free_rcu of the zone is back
+ * where it was before the put (a page off the lists whose flag stays is
+ * no fault; a free of someone else's meanwhile alone is no fault
+ * either).  The lists are held (the page would otherwise leave after a
+ * normal grace period), and the block is online again when the case
+ * ends.
+ */
+static void rcu_free_contig_offline_poisoned_waiting(struct kunit *test)
+{
+#if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
+	struct poisoned_watch *w;
+	struct memory_block *mem;
+	long waiting0, waiting_in;
+	unsigned long pfn;
+	int ret;
+
+	rfk_require_sync(test);
+	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
+	rfk_require_contig(test);
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	/* Before the page: it may end the case */
+	rfk_hold(test, "that the page waited when offline began");
+	mem = offlinable_block(test);
+	pfn = section_nr_to_pfn(mem->start_section_nr) + pageblock_nr_pages;
+	ret = rfk_alloc_contig(pfn, pfn + 1);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	w->page = pfn_to_page(pfn);
+	w->zone = page_zone(w->page);
+	w->nb.notifier_call = poisoned_watch_fn;
+	ret = register_memory_notifier(&w->nb);
+	if (ret) {
+		__free_page(w->page);
+		KUNIT_FAIL_AND_ABORT(test, "register_memory_notifier: %d", ret);
+	}
+	/* Frees the lists itself if needed: the hold may still be on */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, poisoned_watch_end,
+							w), 0);
+
+	waiting0 = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	rfk_put_flagged(test, w->page);
+	SetPageHWPoison(w->page);
+	waiting_in = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	ret = offline_block(mem);
+	online_and_check(test, mem);
+
+	KUNIT_ASSERT_GT_MSG(test, waiting_in, waiting0,
+			    "the poisoned page did not wait");
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "offline");
+	KUNIT_ASSERT_TRUE_MSG(test, w->offlined,
+			      "the block never reached MEM_OFFLINE");
+	KUNIT_EXPECT_FALSE_MSG(test, w->flagged && w->waiting > waiting0,
+			       "the block went offline with the poisoned page still waiting on a list (nr_free_rcu %ld, %ld before its put)",
+			       w->waiting, waiting0);
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE or CONFIG_MEMORY_FAILURE is off");
+#endif
+}
+
+/* What moved_nothing sees of the offline: range checks, folios moved */
+struct offline_trace {
+	unsigned long start;
+	atomic_t checks;
+	atomic_long_t moved, failed;
+};
+
+/* test_pages_isolated() on the range that starts at @start */
+static void count_range_check(void *data, unsigned long start_pfn,
+			      unsigned long end_pfn, unsigned long fin_pfn)
+{
+	struct offline_trace *t = data;
+
+	if (start_pfn == t->start)
+		atomic_inc(&t->checks);
+}
+
+/* migrate_pages() for memory hotplug: what it moved, what it could not */
+static void count_hotplug_moved(void *data, unsigned long succeeded,
+				unsigned long failed,
+				unsigned long thp_succeeded,
+				unsigned long thp_failed,
+				unsigned long thp_split,
+				unsigned long large_folio_split,
+				enum migrate_mode mode,
+				enum migrate_reason reason)
+{
+	struct offline_trace *t = data;
+
+	if (reason != MR_MEMORY_HOTPLUG)
+		return;
+	atomic_long_add(succeeded, &t->moved);
+	atomic_long_add(failed, &t->failed);
+}
+
+/* Flagged pages the moved_nothing case frees while offline runs */
+#define STREAM_PAGES	1024
+
+/*
+ * Free one more flagged page of the stream, if any is left: while the
+ * case frees one every turn of its waits, some page always waits, and a
+ * drain then frees something and counts in pgfree_rcu_drain, held lists
+ * or not.
+ */
+static void stream_one(struct kunit *test, int *streamed)
+{
+	struct page *page;
+
+	if (*streamed >= STREAM_PAGES)
+		return;
+	page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+	if (!page)
+		return;
+	rfk_put_flagged(test, page);
+	(*streamed)++;
+}
+
+/*
+ * An offline pass that tried to migrate but moved nothing does not free
+ * the pages waiting for a grace period: only the old copies of folios it
+ * migrated give it a reason to, and a pass stuck on a busy page would
+ * otherwise expedite a grace period on every retry.  The block holds a
+ * tmpfs folio the case keeps a reference on (its migration fails) and a
+ * page waiting (on the held lists where the hook is).  Once offline has
+ * failed to migrate the folio (the mm_migrate_pages tracepoint, for
+ * hotplug), the case takes the folio off the LRU, so that the pass ends
+ * with nothing migrated and the range still busy; after two more checks
+ * of the range (the test_pages_isolated tracepoint) offline is stopped.
+ * Meanwhile the case keeps freeing flagged pages, so that something
+ * always waits: no drain may have run (pgfree_rcu_drain, which counts a
+ * drain that freed something), hooks or not; held, the waiting page must
+ * still wait.  An offline that migrated folios not the case's may drain
+ * for them: then the case skips, whatever the drains.
+ */
+static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
+{
+#ifdef CONFIG_MEMORY_HOTREMOVE
+	unsigned long start, pfn, deadline, drains0, drains, moved;
+	struct offline_trace *trace;
+	struct offline_call call;
+	struct memory_block *mem;
+	struct page *wait_page;
+	bool isolated = false, held;
+	int streamed = 0;
+	struct folio *folio;
+	struct file *file;
+	int ret, checks0, nr_checks;
+	loff_t pos = 0;
+	void *data;
+
+	rfk_require_contig(test);
+	trace = kunit_kzalloc(test, sizeof(*trace), GFP_KERNEL);
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, trace);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	if (!mm_test_probe(test, "test_pages_isolated", count_range_check,
+			   trace))
+		kunit_skip(test, "kernel: no test_pages_isolated tracepoint");
+	if (!mm_test_probe(test, "mm_migrate_pages", count_hotplug_moved,
+			   trace))
+		kunit_skip(test, "kernel: no mm_migrate_pages tracepoint");
+	file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+			     "busy");
+	/* Before the pages: it may end the case */
+	held = rfk_hold(test, "that the page in the block still waits");
+	mem = offlinable_block(test);
+	start = section_nr_to_pfn(mem->start_section_nr);
+	trace->start = start;
+	pfn = start + pageblock_nr_pages;
+	ret = rfk_alloc_contig(pfn, pfn + 2);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	wait_page = pfn_to_page(pfn);
+
+	/* The file's folio from this CPU's pcp list, where its page went */
+	migrate_disable();
+	__free_page(pfn_to_page(pfn + 1));
+	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	migrate_enable();
+	folio = filemap_get_folio(file->f_mapping, 0);
+	if (ret != PAGE_SIZE || IS_ERR(folio)) {
+		if (!IS_ERR(folio))
+			folio_put(folio);
+		__free_page(wait_page);
+		KUNIT_FAIL_AND_ABORT(test, "write of the file: %d, folio: %d",
+				     ret, PTR_ERR_OR_ZERO(folio));
+	}
+	if (folio_pfn(folio) != pfn + 1) {
+		folio_put(folio);
+		__free_page(wait_page);
+		kunit_skip(test, "machine: the file's folio is not in the block");
+	}
+	lru_add_drain_all();
+
+	rfk_put_flagged(test, wait_page);
+	drains0 = vm_event(test, "pgfree_rcu_drain");
+	ret = offline_start(&call, mem);
+	if (ret) {
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %d", ret);
+	}
+	/* 30 s are a hang guard */
+	deadline = jiffies + 30 * HZ;
+	while (!atomic_long_read(&trace->failed) &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline)) {
+		stream_one(test, &streamed);
+		usleep_range(100, 200);
+	}
+	while (!(isolated = folio_isolate_lru(folio)) &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline))
+		cond_resched();
+	checks0 = atomic_read(&trace->checks);
+	while ((nr_checks = atomic_read(&trace->checks) - checks0) < 2 &&
+	       !completion_done(&call.done) && time_before(jiffies, deadline)) {
+		stream_one(test, &streamed);
+		usleep_range(100, 200);
+	}
+	ret = offline_end(&call, 0);
+	if (isolated)
+		folio_putback_lru(folio);
+	folio_put(folio);
+	rfk_check_freed(test, "an offline that moved nothing");
+	drains = vm_event(test, "pgfree_rcu_drain") - drains0;
+	moved = atomic_long_read(&trace->moved);
+
+	/* A folio the case holds is busy: offline must retry, not end */
+	KUNIT_ASSERT_TRUE_MSG(test, isolated || ret == -ETIMEDOUT,
+			      "offline of a block with a busy folio ended (%d) before the case took the folio off the LRU",
+			      ret);
+	KUNIT_ASSERT_TRUE_MSG(test, isolated,
+			      "offline never let go of the folio it could not migrate");
+	KUNIT_ASSERT_GE_MSG(test, nr_checks, 2,
+			    "offline not seen checking the range twice after the folio left the LRU");
+	/* Whatever the drains: a drain for those is no fault */
+	if (moved)
+		kunit_skip(test,
+			   "machine: offline migrated %lu folios that were not the case's",
+			   moved);
+	KUNIT_EXPECT_EQ_MSG(test, ret, -ETIMEDOUT,
+			    "offline of a block with a busy folio did not retry");
+	KUNIT_EXPECT_EQ_MSG(test, drains, 0,
+			    "drains by an offline that moved nothing, %d flagged pages freed meanwhile",
+			    streamed);
+	if (held)
+		KUNIT_EXPECT_TRUE_MSG(test,
+				      folio_test_rcu_free(page_folio(wait_page)),
+				      "an offline pass that moved nothing freed the waiting pages");
+#else
+	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
+#endif
+}
+
+static struct kunit_case rcu_free_contig_cases[] = {
+	KUNIT_CASE_PARAM(rcu_free_contig_range, contig_gen_params),
+	KUNIT_CASE(rcu_free_contig_migrated),
+	KUNIT_CASE(rcu_free_contig_offline_migrated),
+	KUNIT_CASE(rcu_free_contig_offline_poisoned_waiting),
+	KUNIT_CASE(rcu_free_contig_offline_moved_nothing),
+	{}
+};
+
+static struct kunit_suite rcu_free_contig_suite = {
+	.name = "rcu_free_contig",
+	.init = rfk_init,
+	.exit = rfk_exit,
+	.test_cases = rcu_free_contig_cases,
+};
+
+kunit_test_suite(rcu_free_contig_suite);
+
+MODULE_DESCRIPTION("KUnit tests for range allocation and memory offline of the pages waiting for a grace period");
+MODULE_LICENSE("GPL");
