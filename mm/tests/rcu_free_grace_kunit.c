@@ -14,6 +14,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
@@ -21,6 +22,7 @@
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/vmstat.h>
 
 #include "rcu_free_helpers.h"
@@ -122,97 +124,159 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
 }
 
-/* Attempts at freeing a folio while the first one's grace period runs */
-#define IN_FLIGHT_TRIES		200
-/* Attempts that must show the second folio's fate at the first's free */
+/* Tries of the in-flight case, and those that must decide in them */
+#define IN_FLIGHT_TRIES		6
 #define IN_FLIGHT_DECISIVE	3
+/*
+ * The first folio's order: above PAGE_ALLOC_COSTLY_ORDER, so that its free
+ * goes straight to the buddy allocator (no pcp list), where the case sees
+ * it: after the frees of its batch have all been done, as
+ * free_unref_folios() frees a batch together.
+ */
+#define IN_FLIGHT_FIRST_ORDER	(PAGE_ALLOC_COSTLY_ORDER + 1)
+
+/* One try of the in-flight case */
+struct in_flight_try {
+	struct rcu_head rcu;
+	struct kunit *test;
+	struct rfk_span *span;
+	struct folio *first, *second;
+	struct completion put;
+	/* Set by in_flight_put_second() */
+	bool entered, overlapped;
+};
 
 /*
- * Wait until @first is handed back.  Whether that tells anything about
- * @second: it does when a grace period since @second's put (@gp2) had not
- * ended then, so the one that ended for @first started before that put.
- * @second must then still wait.
+ * An RCU callback queued right before @first's put, with interrupts off:
+ * it shares its grace period with the callback of @first's batch, queued
+ * in that put, and runs just before it.  So here the first's grace period
+ * is over, its batch is still in flight, and a reader begun now does not
+ * hold it up.  Begin one (the span, on the other CPU), and put @second in
+ * it: no grace period since that put can end until the span does.
  */
-static bool in_flight_first_freed(struct kunit *test, struct folio *first,
-				  struct folio *second,
-				  struct rcu_gp_seq *gp2)
+static void in_flight_put_second(struct rcu_head *rcu)
 {
-	unsigned long deadline = jiffies + 10 * HZ;
-	bool second_freed;
+	struct in_flight_try *t = container_of(rcu, struct in_flight_try, rcu);
 
-	while (folio_test_rcu_free(first)) {
-		if (time_after(jiffies, deadline))
-			return false;	/* rfk_wait_watched() reports it */
-		usleep_range(20, 50);
+	t->entered = rfk_span_enter(t->span);
+	if (t->entered) {
+		rfk_watch(t->test, &t->second->page);
+		folio_put(t->second);
+		t->overlapped = folio_test_rcu_free(t->first);
 	}
-	second_freed = !folio_test_rcu_free(second);
-	if (poll_state_synchronize_rcu_full(gp2))
-		return false;
-	KUNIT_EXPECT_FALSE_MSG(test, second_freed,
-			       "freed with the first folio, in the grace period that was running at its put");
-	return true;
+	complete(&t->put);
+}
+
+/* @folio is back in the allocator: in the buddy, or handed out again */
+static bool in_flight_back(struct folio *folio)
+{
+	return !folio_test_rcu_free(folio) &&
+	       (is_free_buddy_page(&folio->page) || page_count(&folio->page));
+}
+
+/*
+ * One try: whether it decided (the first folio back while the span, which
+ * began before the second's put, still ran).  The span fails the case if
+ * the second came back inside it.
+ */
+static bool in_flight_try(struct kunit *test)
+{
+	unsigned long flags, deadline;
+	struct in_flight_try *t;
+	bool back = false;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->test = test;
+	init_completion(&t->put);
+	t->first = folio_alloc(GFP_KERNEL, IN_FLIGHT_FIRST_ORDER);
+	t->second = folio_alloc(GFP_KERNEL, 0);
+	if (!t->first || !t->second) {
+		if (t->first)
+			folio_put(t->first);
+		if (t->second)
+			folio_put(t->second);
+		kfree(t);
+		KUNIT_FAIL_AND_ABORT(test, "could not allocate the folios");
+	}
+	folio_set_rcu_free(t->first);
+	folio_set_rcu_free(t->second);
+
+	migrate_disable();
+	t->span = rfk_span_prepare(test);
+	if (!t->span) {
+		migrate_enable();
+		folio_put(t->first);
+		folio_put(t->second);
+		kfree(t);
+		KUNIT_FAIL_AND_ABORT(test, "could not create the span's thread");
+	}
+	rfk_watch(test, &t->first->page);
+	local_irq_save(flags);
+	call_rcu_hurry(&t->rcu, in_flight_put_second);
+	folio_put(t->first);
+	local_irq_restore(flags);
+	migrate_enable();
+
+	/* A hang guard: a grace period has to end */
+	if (!wait_for_completion_timeout(&t->put, 60 * HZ))
+		/* @t and the span are left to the callback: a hang */
+		KUNIT_FAIL_AND_ABORT(test, "no grace period ended in 60 s");
+	if (t->entered) {
+		/*
+		 * The grace-period work runs now, the span still holding
+		 * up every grace period since @second's put.  A hang guard
+		 * only: @first's grace period is over.
+		 */
+		deadline = jiffies + 10 * HZ;
+		while (!(back = in_flight_back(t->first)) &&
+		       time_before(jiffies, deadline))
+			usleep_range(20, 50);
+	}
+	rfk_span_end(test, t->span, "the grace-period work, with the batch in flight,");
+	if (!t->entered)
+		rfk_put_flagged(test, &t->second->page);
+	else if (!back)
+		kunit_info(test,
+			   "the first folio not back in 10 s with its grace period over: its batch did not start at its put");
+	back = back && t->overlapped;
+	kfree(t);
+	return back;
 }
 
 /*
  * The two-list rule: a folio freed while a grace period runs for its
- * CPU's batch waits for the next one.  Decided in the tries where the
- * first folio's grace period ended before a full one since the second's
- * put (up to IN_FLIGHT_DECISIVE of them): the second must still wait
- * then.  Both come back through the grace-period work alone (nothing
- * stranded on the second list).
+ * CPU's batch waits for the next one.  Arranged in every try: the second
+ * folio is put from an RCU callback that runs when the first's grace
+ * period is over and its batch still in flight, inside a reader that
+ * lasts until the first is back in the allocator; the second must not be
+ * back inside it.  Each try decides unless the first's batch did not
+ * start at its put; no try deciding fails.  Both come back through the
+ * grace-period work alone (nothing stranded on the second list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
-	struct folio *first, *second;
-	struct rcu_gp_seq gp2;
-	int try, decisive = 0, nr_overlapped = 0;
-	unsigned long cookie;
-	bool overlapped;
+	int try, decisive = 0;
 
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the reader runs on one while the grace-period work frees on the other");
 	for (try = 0; try < IN_FLIGHT_TRIES && decisive < IN_FLIGHT_DECISIVE;
 	     try++) {
-		first = folio_alloc(GFP_KERNEL, 0);
-		second = folio_alloc(GFP_KERNEL, 0);
-		KUNIT_ASSERT_NOT_NULL(test, first);
-		KUNIT_ASSERT_NOT_NULL(test, second);
-		folio_set_rcu_free(first);
-		folio_set_rcu_free(second);
-
-		migrate_disable();
-		rfk_watch(test, &first->page);
-		folio_put(first);
-		/* A grace period that starts from now on serves @first */
-		cookie = get_state_synchronize_rcu();
-		while (get_state_synchronize_rcu() == cookie)
-			cond_resched();
-		rfk_watch(test, &second->page);
-		get_state_synchronize_rcu_full(&gp2);
-		folio_put(second);
-		/* Only if @first was still waiting did @second overlap it */
-		overlapped = folio_test_rcu_free(first);
-		migrate_enable();
-		nr_overlapped += overlapped;
-
-		if (overlapped &&
-		    in_flight_first_freed(test, first, second, &gp2))
-			decisive++;
+		/* What the last try left, and its callbacks, out of the way */
+		rcu_barrier();
+		decisive += in_flight_try(test);
 		/* Fails if @second was freed before a grace period of its own */
 		KUNIT_ASSERT_TRUE_MSG(test,
 				      rfk_wait_watched(test, "the grace-period work"),
 				      "stranded on the lists after their grace periods");
 	}
-
-	KUNIT_ASSERT_GT_MSG(test, nr_overlapped, 0,
-			    "no free overlapped a grace period in %d tries", try);
-	/*
-	 * An implementation that never hands the first folio back before a
-	 * grace period since the second's put cannot break the rule: fewer
-	 * decided tries are no failure, only less proof.
-	 */
-	kunit_info(test, "%d tries, %d overlapped, %d decided", try,
-		   nr_overlapped, decisive);
+	kunit_info(test, "%d tries, %d decided", try, decisive);
+	KUNIT_EXPECT_GT_MSG(test, decisive, 0,
+			    "no try decided in %d: the first folio's batch never in flight at the second's put",
+			    try);
 	if (mm_hook(test, RCU_FREE_HOLD, "the queue count")) {
 		rcu_free_wait_grace();
 		KUNIT_EXPECT_EQ(test, rcu_free_nr_queued(), 0);

@@ -73,6 +73,8 @@ struct rfk_watch {
 	struct page *page;
 	struct rcu_gp_seq gp;
 	bool seen;
+	/* Seen back inside an rfk_span that began before its put */
+	bool early;
 };
 
 /* The fixture of every rcu_free_* case: test->priv */
@@ -119,6 +121,36 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path);
 bool rfk_wait_watched(struct kunit *test, const char *path);
 /* How many watched pages have not been seen back yet */
 unsigned int rfk_nr_unseen(struct kunit *test);
+
+/*
+ * The state at the free, not when the case looks: rfk_check_freed() can
+ * only say a page came back before a grace period when it looks before
+ * one ends, and a free seen after a natural grace period passes it.  A
+ * span is a reader (rcu_read_lock()) held on another CPU from
+ * rfk_span_enter() to rfk_span_end(), looking at the pages watched from
+ * its start on all the while: no grace period since their put can end
+ * inside it, so any of them seen handed back there was freed early,
+ * whatever happens after.  Between enter and end the case must wait for
+ * no grace period (the span holds them all up).
+ *
+ * rfk_span_prepare(): the span's thread, on a CPU other than this one, not
+ * in the reader yet; called with migration disabled, two CPUs online.
+ * NULL if the thread could not be created.
+ */
+struct rfk_span;
+struct rfk_span *rfk_span_prepare(struct kunit *test);
+/*
+ * Enter the reader and return once it is in (any context, interrupts
+ * included: it spins); false if the thread never got there (a hang).
+ */
+bool rfk_span_enter(struct rfk_span *span);
+/*
+ * Leave the reader after a last look and free @span (process context).
+ * Fails the case, naming @path, for every page seen back inside it;
+ * returns how many.
+ */
+unsigned int rfk_span_end(struct kunit *test, struct rfk_span *span,
+			  const char *path);
 
 /*
  * Keep what the case frees from now on waiting with no grace period
