@@ -618,3 +618,15 @@ bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both)
 	return false;
 #endif
 }
+
+bool rfk_exp_gp_started(const struct rcu_gp_seq *c0)
+{
+#ifdef CONFIG_TREE_RCU
+	struct rcu_gp_seq c;
+
+	get_state_synchronize_rcu_full(&c);
+	return c.exp != c0->exp;
+#else
+	return false;
+#endif
+}

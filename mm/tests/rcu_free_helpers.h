@@ -226,6 +226,8 @@ bool rfk_in_gp_wait(struct task_struct *task);
  * a normal and an expedited one if @both, else either.  False on Tiny RCU.
  */
 bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both);
+/* Whether an expedited grace period started since @c0; false on Tiny RCU */
+bool rfk_exp_gp_started(const struct rcu_gp_seq *c0);
 
 /* A vm event's rise since @ev0, waited for (1 s at most) to reach @want */
 unsigned long rfk_event_rise(struct kunit *test, const char *name,
