@@ -339,22 +339,48 @@ static void dma_fill_free(void *data)
 /* Hang guard of the waits inside a reader: what they wait for is quick */
 #define PILE_HANG	(10 * HZ)
 
+#ifdef CONFIG_TREE_RCU
+/* Exported by kernel/rcu/update.c, declared in kernel/rcu/rcu.h */
+bool rcu_gp_is_expedited(void);
+void rcu_expedite_gp(void);
+void rcu_unexpedite_gp(void);
+
+static void reexpedite_gps(void *unused)
+{
+	rcu_expedite_gp();
+}
+#endif
+
 /*
- * Whether an expedited grace period can be told from a normal one here:
- * with rcupdate.rcu_normal, synchronize_rcu_expedited() waits for a normal
- * one and the expedited sequence never moves.
+ * An expedited grace period told from a normal one, or the case skipped:
+ * until the in-kernel boot ends, when built-in suites run, every
+ * synchronize_rcu() is expedited (rcu_expedite_gp() at boot): that is
+ * undone for the case, and redone after it.  With rcupdate.rcu_normal,
+ * synchronize_rcu_expedited() waits for a normal one, and the expedited
+ * sequence never moves.
  */
 static void require_expedited_gps(struct kunit *test)
 {
+#ifdef CONFIG_TREE_RCU
 	struct rcu_gp_seq c0;
 
-	if (!IS_ENABLED(CONFIG_TREE_RCU))
-		kunit_skip(test, "config: no expedited grace periods without Tree RCU");
+	if (!rcu_inkernel_boot_has_ended() && rcu_gp_is_expedited()) {
+		rcu_unexpedite_gp();
+		KUNIT_ASSERT_EQ(test,
+				kunit_add_action_or_reset(test, reexpedite_gps, NULL),
+				0);
+	}
+	if (rcu_gp_is_expedited())
+		kunit_skip(test,
+			   "config: rcupdate.rcu_expedited: every grace period is expedited, the expedite's not told apart");
 	get_state_synchronize_rcu_full(&c0);
 	synchronize_rcu_expedited();
 	if (!rfk_exp_gp_started(&c0))
 		kunit_skip(test,
 			   "config: rcupdate.rcu_normal: an expedited grace period is a normal one");
+#else
+	kunit_skip(test, "config: no expedited grace periods without Tree RCU");
+#endif
 }
 
 /*
