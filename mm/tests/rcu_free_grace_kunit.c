@@ -509,7 +509,7 @@ static unsigned long pile_up(struct kunit *test, bool is_short,
 	rfk_wait_watched(test, is_short ? "the expedite" : "the grace-period work");
 	if (is_short)
 		KUNIT_EXPECT_TRUE_MSG(test, expedited,
-				      "%s: %lu pages free, below min %lu: no expedited grace period started for the pile in 10 s",
+				      "%s: %lu pages free, below min %lu: no expedited grace period seen started for the pile before it came back or 10 s passed",
 				      zone->name, free, wmark);
 	return pile_expedites(test, ev0, is_short + (nr_during >= nr));
 }
