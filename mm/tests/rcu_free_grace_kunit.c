@@ -401,6 +401,31 @@ static bool pile_wait_expedited(struct kunit *test, const struct rcu_gp_seq *w)
 }
 
 /*
+ * After the reader of the pile's puts: once the pile's expedited grace
+ * period has ended (@gp: the last put's state, complete then), a second
+ * reader at once, in which no grace period that starts from then on can
+ * end.  Inside it, wait until the work has counted its run (after its
+ * frees) and check the pages seen back then against their cookies: a page
+ * put during the first reader and freed with the pile is seen before a
+ * later grace period could make its free look right.  Hang guards only.
+ */
+static void pile_look_back(struct kunit *test, unsigned long ev0,
+			   struct rcu_gp_seq *gp)
+{
+	unsigned long deadline = jiffies + PILE_HANG;
+
+	while (!poll_state_synchronize_rcu_full(gp) &&
+	       time_before(jiffies, deadline))
+		cond_resched();
+	rcu_read_lock();
+	while (vm_event(test, "pgfree_rcu_expedite") == ev0 &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rfk_check_freed(test, "the expedite");
+	rcu_read_unlock();
+}
+
+/*
  * The expedites that ran since @ev0, all of them counted: the expedite
  * work counts after it has handed its pages back, so once they are all
  * back, rcu_free_sync() (patch 7), which flushes any expedite work in
@@ -499,6 +524,8 @@ static unsigned long pile_up(struct kunit *test, bool is_short,
 			rfk_put_flagged(test, pages[i]);
 	migrate_enable();
 	rcu_read_unlock();
+	if (expedited)
+		pile_look_back(test, ev0, &gp_last);
 	if (nr_during && !expedited)
 		for (i = nr; i < nr + nr_during; i++)
 			__free_page(pages[i]);
