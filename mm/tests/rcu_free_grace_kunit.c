@@ -185,7 +185,7 @@ static bool in_flight_try(struct kunit *test)
 	struct in_flight_try *t;
 	bool back = false;
 
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kzalloc_obj(*t);
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	t->test = test;
 	init_completion(&t->put);
@@ -340,11 +340,6 @@ static void dma_fill_free(void *data)
 #define PILE_HANG	(10 * HZ)
 
 #ifdef CONFIG_TREE_RCU
-/* Exported by kernel/rcu/update.c, declared in kernel/rcu/rcu.h */
-bool rcu_gp_is_expedited(void);
-void rcu_expedite_gp(void);
-void rcu_unexpedite_gp(void);
-
 static void reexpedite_gps(void *unused)
 {
 	rcu_expedite_gp();

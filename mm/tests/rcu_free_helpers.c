@@ -277,9 +277,11 @@ struct rfk_span {
 /* Mark the pages put inside the span that are back already */
 static void rfk_span_look(struct rfk_span *span)
 {
-	unsigned int i, nr = smp_load_acquire(&span->ctx->nr_watch);
 	struct rfk_watch *w;
+	unsigned int i, nr;
 
+	/* Pairs with rfk_watch(): the entries below nr are filled in */
+	nr = smp_load_acquire(&span->ctx->nr_watch);
 	for (i = span->start; i < nr; i++) {
 		w = &span->ctx->watch[i];
 		if (!w->early && !folio_test_rcu_free(page_folio(w->page)))
@@ -296,9 +298,12 @@ static int rfk_span_fn(void *data)
 	rcu_read_lock();
 	/* The reader is on before the entries it looks at are published */
 	smp_mb();
+	/* Pairs with rfk_watch(): pages watched from here on are put later */
 	span->start = smp_load_acquire(&span->ctx->nr_watch);
+	/* Pairs with rfk_span_enter(): the caller puts only after this */
 	smp_store_release(&span->inside, true);
 	do {
+		/* Pairs with rfk_span_end(): what the case saw, seen here */
 		stop = smp_load_acquire(&span->stop);
 		/* A free seen by the case before it ended the span */
 		smp_rmb();
@@ -314,7 +319,7 @@ struct rfk_span *rfk_span_prepare(struct kunit *test)
 	struct rfk_span *span;
 
 	/* Not a kunit allocation: a hung span is left behind, not freed */
-	span = kzalloc(sizeof(*span), GFP_KERNEL);
+	span = kzalloc_obj(*span);
 	if (!span)
 		return NULL;
 	span->ctx = rfk_ctx(test);
@@ -335,6 +340,7 @@ bool rfk_span_enter(struct rfk_span *span)
 	unsigned long deadline = jiffies + 10 * HZ;
 
 	complete(&span->go);
+	/* Pairs with rfk_span_fn(): the reader is on once this is seen */
 	while (!smp_load_acquire(&span->inside)) {
 		if (time_after(jiffies, deadline))
 			return false;
@@ -352,6 +358,7 @@ unsigned int rfk_span_end(struct kunit *test, struct rfk_span *span,
 
 	/* What the case saw before this is seen by the span's last look */
 	smp_mb();
+	/* Pairs with rfk_span_fn(): its last look comes after this */
 	smp_store_release(&span->stop, true);
 	complete(&span->go);
 	if (!wait_for_completion_timeout(&span->done, 30 * HZ)) {

@@ -226,6 +226,16 @@ bool rfk_in_gp_wait(struct task_struct *task);
  * a normal and an expedited one if @both, else either.  False on Tiny RCU.
  */
 bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both);
+#ifdef CONFIG_TREE_RCU
+/*
+ * Exported by kernel/rcu/update.c, declared for RCU's own use in
+ * kernel/rcu/rcu.h: whether synchronize_rcu() is expedited (all of them
+ * until the in-kernel boot ends), and the nesting that makes it so.
+ */
+bool rcu_gp_is_expedited(void);
+void rcu_expedite_gp(void);
+void rcu_unexpedite_gp(void);
+#endif
 /* Whether an expedited grace period started since @c0; false on Tiny RCU */
 bool rfk_exp_gp_started(const struct rcu_gp_seq *c0);
 
