@@ -382,14 +382,14 @@ static void require_expedited_gps(struct kunit *test)
  * Wait, inside the reader that spans the pile's puts (@w: the last one's
  * grace-period state), until an expedited grace period has started since
  * then, or a page of the pile is back (early: no grace period since its
- * put can end inside that reader).  Whether one started; a hang guard
+ * put can end inside that reader; marked, reported after it).  Whether one started; a hang guard
  * only, as the expedite work runs on the other CPU.
  */
 static bool pile_wait_expedited(struct kunit *test, const struct rcu_gp_seq *w)
 {
 	unsigned long deadline = jiffies + PILE_HANG;
 
-	while (!rfk_exp_gp_started(w) && !rfk_check_freed(test, "the expedite") &&
+	while (!rfk_exp_gp_started(w) && !rfk_look_freed(test) &&
 	       time_before(jiffies, deadline))
 		cpu_relax();
 	return rfk_exp_gp_started(w);
@@ -416,8 +416,9 @@ static void pile_look_back(struct kunit *test, unsigned long ev0,
 	while (vm_event(test, "pgfree_rcu_expedite") == ev0 &&
 	       time_before(jiffies, deadline))
 		cpu_relax();
-	rfk_check_freed(test, "the expedite");
+	rfk_look_freed(test);
 	rcu_read_unlock();
+	rfk_check_freed(test, "the expedite");
 }
 
 /*

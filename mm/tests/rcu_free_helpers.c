@@ -221,7 +221,8 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 			continue;
 		w->seen = true;
 		seen++;
-		if (!poll_state_synchronize_rcu_full(&w->gp) && !early++)
+		if ((w->marked || !poll_state_synchronize_rcu_full(&w->gp)) &&
+		    !early++)
 			first = page_to_pfn(w->page);
 	}
 	ctx->nr_seen += seen;
@@ -231,6 +232,23 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 			   path, early, seen, first);
 	rfk_check_lists(test, path);
 	return seen;
+}
+
+unsigned int rfk_look_freed(struct kunit *test)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	unsigned int i, back = 0;
+	struct rfk_watch *w;
+
+	for (i = 0; i < ctx->nr_watch; i++) {
+		w = &ctx->watch[i];
+		if (w->seen || folio_test_rcu_free(page_folio(w->page)))
+			continue;
+		back++;
+		if (!poll_state_synchronize_rcu_full(&w->gp))
+			w->marked = true;
+	}
+	return back;
 }
 
 void rfk_unwatch_all(struct kunit *test)

@@ -75,6 +75,8 @@ struct rfk_watch {
 	bool seen;
 	/* Seen back inside an rfk_span that began before its put */
 	bool early;
+	/* Seen back early by rfk_look_freed(), reported by rfk_check_freed() */
+	bool marked;
 };
 
 /* The fixture of every rcu_free_* case: test->priv */
@@ -114,6 +116,13 @@ void rfk_put_flagged(struct kunit *test, struct page *page);
  * seen.
  */
 unsigned int rfk_check_freed(struct kunit *test, const char *path);
+/*
+ * rfk_check_freed() for inside a reader, where a failure cannot be
+ * reported (it may sleep): marks the pages seen back whose grace period
+ * has not ended, for the next rfk_check_freed() to report.  Returns how
+ * many watched pages are back that no rfk_check_freed() has seen yet.
+ */
+unsigned int rfk_look_freed(struct kunit *test);
 /*
  * Wait (10 s at most, polling) until every watched page is back, checking
  * each as it is seen; false, with a failure, if some never came back.
