@@ -395,6 +395,29 @@ static bool pile_wait_expedited(struct kunit *test, const struct rcu_gp_seq *w)
 	return rfk_exp_gp_started(w);
 }
 
+/* The index of vm event @name; the case fails if there is none */
+static int event_item(struct kunit *test, const char *name)
+{
+	int i;
+
+	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
+		if (!strcmp(vm_event_name(i), name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS, "no %s in vmstat", name);
+	return i;
+}
+
+/* vm event @item summed over the CPUs: any context, nothing allocated */
+static unsigned long event_sum(int item)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(vm_event_states, cpu).event[item];
+	return sum;
+}
+
 /*
  * After the reader of the pile's puts: once the pile's expedited grace
  * period has ended (@gp: the last put's state, complete then), a second
@@ -408,13 +431,13 @@ static void pile_look_back(struct kunit *test, unsigned long ev0,
 			   struct rcu_gp_seq *gp)
 {
 	unsigned long deadline = jiffies + PILE_HANG;
+	int item = event_item(test, "pgfree_rcu_expedite");
 
 	while (!poll_state_synchronize_rcu_full(gp) &&
 	       time_before(jiffies, deadline))
 		cond_resched();
 	rcu_read_lock();
-	while (vm_event(test, "pgfree_rcu_expedite") == ev0 &&
-	       time_before(jiffies, deadline))
+	while (event_sum(item) == ev0 && time_before(jiffies, deadline))
 		cpu_relax();
 	rfk_look_freed(test);
 	rcu_read_unlock();
