@@ -14,6 +14,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/jiffies.h>
@@ -21,6 +22,7 @@
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/vmstat.h>
 
 #include "rcu_free_helpers.h"
@@ -122,97 +124,159 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
 }
 
-/* Attempts at freeing a folio while the first one's grace period runs */
-#define IN_FLIGHT_TRIES		200
-/* Attempts that must show the second folio's fate at the first's free */
+/* Tries of the in-flight case, and those that must decide in them */
+#define IN_FLIGHT_TRIES		6
 #define IN_FLIGHT_DECISIVE	3
+/*
+ * The first folio's order: above PAGE_ALLOC_COSTLY_ORDER, so that its free
+ * goes straight to the buddy allocator (no pcp list), where the case sees
+ * it: after the frees of its batch have all been done, as
+ * free_unref_folios() frees a batch together.
+ */
+#define IN_FLIGHT_FIRST_ORDER	(PAGE_ALLOC_COSTLY_ORDER + 1)
+
+/* One try of the in-flight case */
+struct in_flight_try {
+	struct rcu_head rcu;
+	struct kunit *test;
+	struct rfk_span *span;
+	struct folio *first, *second;
+	struct completion put;
+	/* Set by in_flight_put_second() */
+	bool entered, overlapped;
+};
 
 /*
- * Wait until @first is handed back.  Whether that tells anything about
- * @second: it does when a grace period since @second's put (@gp2) had not
- * ended then, so the one that ended for @first started before that put.
- * @second must then still wait.
+ * An RCU callback queued right before @first's put, with interrupts off:
+ * it shares its grace period with the callback of @first's batch, queued
+ * in that put, and runs just before it.  So here the first's grace period
+ * is over, its batch is still in flight, and a reader begun now does not
+ * hold it up.  Begin one (the span, on the other CPU), and put @second in
+ * it: no grace period since that put can end until the span does.
  */
-static bool in_flight_first_freed(struct kunit *test, struct folio *first,
-				  struct folio *second,
-				  struct rcu_gp_seq *gp2)
+static void in_flight_put_second(struct rcu_head *rcu)
 {
-	unsigned long deadline = jiffies + 10 * HZ;
-	bool second_freed;
+	struct in_flight_try *t = container_of(rcu, struct in_flight_try, rcu);
 
-	while (folio_test_rcu_free(first)) {
-		if (time_after(jiffies, deadline))
-			return false;	/* rfk_wait_watched() reports it */
-		usleep_range(20, 50);
+	t->entered = rfk_span_enter(t->span);
+	if (t->entered) {
+		rfk_watch(t->test, &t->second->page);
+		folio_put(t->second);
+		t->overlapped = folio_test_rcu_free(t->first);
 	}
-	second_freed = !folio_test_rcu_free(second);
-	if (poll_state_synchronize_rcu_full(gp2))
-		return false;
-	KUNIT_EXPECT_FALSE_MSG(test, second_freed,
-			       "freed with the first folio, in the grace period that was running at its put");
-	return true;
+	complete(&t->put);
+}
+
+/* @folio is back in the allocator: in the buddy, or handed out again */
+static bool in_flight_back(struct folio *folio)
+{
+	return !folio_test_rcu_free(folio) &&
+	       (is_free_buddy_page(&folio->page) || page_count(&folio->page));
+}
+
+/*
+ * One try: whether it decided (the first folio back while the span, which
+ * began before the second's put, still ran).  The span fails the case if
+ * the second came back inside it.
+ */
+static bool in_flight_try(struct kunit *test)
+{
+	unsigned long flags, deadline;
+	struct in_flight_try *t;
+	bool back = false;
+
+	t = kzalloc_obj(*t);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->test = test;
+	init_completion(&t->put);
+	t->first = folio_alloc(GFP_KERNEL, IN_FLIGHT_FIRST_ORDER);
+	t->second = folio_alloc(GFP_KERNEL, 0);
+	if (!t->first || !t->second) {
+		if (t->first)
+			folio_put(t->first);
+		if (t->second)
+			folio_put(t->second);
+		kfree(t);
+		KUNIT_FAIL_AND_ABORT(test, "could not allocate the folios");
+	}
+	folio_set_rcu_free(t->first);
+	folio_set_rcu_free(t->second);
+
+	migrate_disable();
+	t->span = rfk_span_prepare(test);
+	if (!t->span) {
+		migrate_enable();
+		folio_put(t->first);
+		folio_put(t->second);
+		kfree(t);
+		KUNIT_FAIL_AND_ABORT(test, "could not create the span's thread");
+	}
+	rfk_watch(test, &t->first->page);
+	local_irq_save(flags);
+	call_rcu_hurry(&t->rcu, in_flight_put_second);
+	folio_put(t->first);
+	local_irq_restore(flags);
+	migrate_enable();
+
+	/* A hang guard: a grace period has to end */
+	if (!wait_for_completion_timeout(&t->put, 60 * HZ))
+		/* @t and the span are left to the callback: a hang */
+		KUNIT_FAIL_AND_ABORT(test, "no grace period ended in 60 s");
+	if (t->entered) {
+		/*
+		 * The grace-period work runs now, the span still holding
+		 * up every grace period since @second's put.  A hang guard
+		 * only: @first's grace period is over.
+		 */
+		deadline = jiffies + 10 * HZ;
+		while (!(back = in_flight_back(t->first)) &&
+		       time_before(jiffies, deadline))
+			usleep_range(20, 50);
+	}
+	rfk_span_end(test, t->span, "the grace-period work, with the batch in flight,");
+	if (!t->entered)
+		rfk_put_flagged(test, &t->second->page);
+	else if (!back)
+		kunit_info(test,
+			   "the first folio not back in 10 s with its grace period over: its batch did not start at its put");
+	back = back && t->overlapped;
+	kfree(t);
+	return back;
 }
 
 /*
  * The two-list rule: a folio freed while a grace period runs for its
- * CPU's batch waits for the next one.  Decided in the tries where the
- * first folio's grace period ended before a full one since the second's
- * put (up to IN_FLIGHT_DECISIVE of them): the second must still wait
- * then.  Both come back through the grace-period work alone (nothing
- * stranded on the second list).
+ * CPU's batch waits for the next one.  Arranged in every try: the second
+ * folio is put from an RCU callback that runs when the first's grace
+ * period is over and its batch still in flight, inside a reader that
+ * lasts until the first is back in the allocator; the second must not be
+ * back inside it.  Each try decides unless the first's batch did not
+ * start at its put; no try deciding fails.  Both come back through the
+ * grace-period work alone (nothing stranded on the second list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
-	struct folio *first, *second;
-	struct rcu_gp_seq gp2;
-	int try, decisive = 0, nr_overlapped = 0;
-	unsigned long cookie;
-	bool overlapped;
+	int try, decisive = 0;
 
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the reader runs on one while the grace-period work frees on the other");
 	for (try = 0; try < IN_FLIGHT_TRIES && decisive < IN_FLIGHT_DECISIVE;
 	     try++) {
-		first = folio_alloc(GFP_KERNEL, 0);
-		second = folio_alloc(GFP_KERNEL, 0);
-		KUNIT_ASSERT_NOT_NULL(test, first);
-		KUNIT_ASSERT_NOT_NULL(test, second);
-		folio_set_rcu_free(first);
-		folio_set_rcu_free(second);
-
-		migrate_disable();
-		rfk_watch(test, &first->page);
-		folio_put(first);
-		/* A grace period that starts from now on serves @first */
-		cookie = get_state_synchronize_rcu();
-		while (get_state_synchronize_rcu() == cookie)
-			cond_resched();
-		rfk_watch(test, &second->page);
-		get_state_synchronize_rcu_full(&gp2);
-		folio_put(second);
-		/* Only if @first was still waiting did @second overlap it */
-		overlapped = folio_test_rcu_free(first);
-		migrate_enable();
-		nr_overlapped += overlapped;
-
-		if (overlapped &&
-		    in_flight_first_freed(test, first, second, &gp2))
-			decisive++;
+		/* What the last try left, and its callbacks, out of the way */
+		rcu_barrier();
+		decisive += in_flight_try(test);
 		/* Fails if @second was freed before a grace period of its own */
 		KUNIT_ASSERT_TRUE_MSG(test,
 				      rfk_wait_watched(test, "the grace-period work"),
 				      "stranded on the lists after their grace periods");
 	}
-
-	KUNIT_ASSERT_GT_MSG(test, nr_overlapped, 0,
-			    "no free overlapped a grace period in %d tries", try);
-	/*
-	 * An implementation that never hands the first folio back before a
-	 * grace period since the second's put cannot break the rule: fewer
-	 * decided tries are no failure, only less proof.
-	 */
-	kunit_info(test, "%d tries, %d overlapped, %d decided", try,
-		   nr_overlapped, decisive);
+	kunit_info(test, "%d tries, %d decided", try, decisive);
+	KUNIT_EXPECT_GT_MSG(test, decisive, 0,
+			    "no try decided in %d: the first folio's batch never in flight at the second's put",
+			    try);
 	if (mm_hook(test, RCU_FREE_HOLD, "the queue count")) {
 		rcu_free_wait_grace();
 		KUNIT_EXPECT_EQ(test, rcu_free_nr_queued(), 0);
@@ -272,123 +336,167 @@ static void dma_fill_free(void *data)
 		__free_page(fill->pages[--fill->nr]);
 }
 
-/*
- * Give filled pages back until @zone's free pages sit halfway between its
- * low and high watermarks: short of memory by the seed's rule (below
- * high), though above the watermarks that wake or stall allocations.
- * Counted with the per-CPU deltas (the snapshot): the plain count the
- * kernel reads can lag it by up to each CPU's stat threshold, and catches
- * up later, so aiming it at the middle keeps that view inside the band
- * too.  Frees landing late (other CPUs' pcp lists) only raise it;
- * dma_fill_settle() before the put takes those back.
- */
-static void dma_fill_ease(struct zone *zone, struct dma_fill *fill)
-{
-	unsigned long want;
+/* Hang guard of the waits inside a reader: what they wait for is quick */
+#define PILE_HANG	(10 * HZ)
 
-	rfk_zone_drop_boost(zone);
-	want = (low_wmark_pages(zone) + high_wmark_pages(zone)) / 2;
-	drain_all_pages(zone);
-	while (fill->nr > 0 &&
-	       zone_page_state_snapshot(zone, NR_FREE_PAGES) < want) {
-		__free_page(fill->pages[--fill->nr]);
-		drain_all_pages(zone);
+#ifdef CONFIG_TREE_RCU
+static void reexpedite_gps(void *unused)
+{
+	rcu_expedite_gp();
+}
+#endif
+
+/*
+ * An expedited grace period told from a normal one, or the case skipped:
+ * until the in-kernel boot ends, when built-in suites run, every
+ * synchronize_rcu() is expedited (rcu_expedite_gp() at boot): that is
+ * undone for the case, and redone after it.  With rcupdate.rcu_normal,
+ * synchronize_rcu_expedited() waits for a normal one, and the expedited
+ * sequence never moves.
+ */
+static void require_expedited_gps(struct kunit *test)
+{
+#ifdef CONFIG_TREE_RCU
+	struct rcu_gp_seq c0;
+
+	if (!rcu_inkernel_boot_has_ended() && rcu_gp_is_expedited()) {
+		rcu_unexpedite_gp();
+		KUNIT_ASSERT_EQ(test,
+				kunit_add_action_or_reset(test, reexpedite_gps, NULL),
+				0);
 	}
+	if (rcu_gp_is_expedited())
+		kunit_skip(test,
+			   "config: rcupdate.rcu_expedited: every grace period is expedited, the expedite's not told apart");
+	get_state_synchronize_rcu_full(&c0);
+	synchronize_rcu_expedited();
+	if (!rfk_exp_gp_started(&c0))
+		kunit_skip(test,
+			   "config: rcupdate.rcu_normal: an expedited grace period is a normal one");
+#else
+	kunit_skip(test, "config: no expedited grace periods without Tree RCU");
+#endif
 }
 
 /*
- * Right before the put that decides, inside the reader: bring @zone's
- * free pages strictly between its low and high watermarks again, in the
- * plain count the kernel decides on, and below high in the true count
- * (the snapshot, which the plain one moves to when the per-CPU deltas
- * are folded: a fold in between cannot lift it to high).  Kswapd's
- * reclaim after the fill and pcp lists flushed late raise it; a plain
- * count that lagged the ease may sit below low.  One page a step: a page
- * taken back (no reclaim, no kswapd wake) or one more given back, this
- * CPU's pcp list drained after each, so the count moves by that page
- * only (an allocation refills the list with a whole batch), and any
- * watermark boost the allocation raised is dropped.  The plain count it
- * settled on, or 0 when it could not within the steps.
+ * Wait, inside the reader that spans the pile's puts (@w: the last one's
+ * grace-period state), until an expedited grace period has started since
+ * then, or a page of the pile is back (early: no grace period since its
+ * put can end inside that reader; marked, reported after it).  Whether one started; a hang guard
+ * only, as the expedite work runs on the other CPU.
  */
-static unsigned long dma_fill_settle(struct zone *zone, struct dma_fill *fill)
+static bool pile_wait_expedited(struct kunit *test, const struct rcu_gp_seq *w)
 {
-	unsigned long plain, snap;
-	struct page *page;
-	int step;
+	unsigned long deadline = jiffies + PILE_HANG;
 
-	for (step = 0; step < RFK_DMA_MAX_PAGES; step++) {
-		rfk_zone_drop_boost(zone);
-		plain = zone_page_state(zone, NR_FREE_PAGES);
-		snap = zone_page_state_snapshot(zone, NR_FREE_PAGES);
-		if (max(plain, snap) >= high_wmark_pages(zone)) {
-			if (fill->nr == RFK_DMA_MAX_PAGES)
-				break;
-			page = alloc_page(GFP_DMA | __GFP_NOWARN);
-			if (!page)
-				break;
-			fill->pages[fill->nr++] = page;
-		} else if (plain <= low_wmark_pages(zone)) {
-			if (!fill->nr)
-				break;
-			__free_page(fill->pages[--fill->nr]);
-		} else {
-			return plain;
-		}
-		drain_local_pages(zone);
-	}
-	return 0;
+	while (!rfk_exp_gp_started(w) && !rfk_look_freed(test) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	return rfk_exp_gp_started(w);
 }
 
-/* Why pile_up() could not free its @nr_during pages where it meant to */
-enum during_miss {
-	DURING_OK,
-	DURING_NOT_TAKEN,	/* the work never took the pile off the lists */
-	DURING_NO_GPS,		/* its grace periods not both seen started */
-	DURING_UNSETTLED,	/* the short zone not settled, or it moved at the put */
-};
+/* The index of vm event @name; the case fails if there is none */
+static int event_item(struct kunit *test, const char *name)
+{
+	int i;
+
+	for (i = 0; i < NR_VM_EVENT_ITEMS; i++)
+		if (!strcmp(vm_event_name(i), name))
+			break;
+	KUNIT_ASSERT_LT_MSG(test, i, NR_VM_EVENT_ITEMS, "no %s in vmstat", name);
+	return i;
+}
+
+/* vm event @item summed over the CPUs: any context, nothing allocated */
+static unsigned long event_sum(int item)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(vm_event_states, cpu).event[item];
+	return sum;
+}
+
+/*
+ * After the reader of the pile's puts: once the pile's expedited grace
+ * period has ended (@gp: the last put's state, complete then), a second
+ * reader at once, in which no grace period that starts from then on can
+ * end.  Inside it, wait until the work has counted its run (after its
+ * frees) and check the pages seen back then against their cookies: a page
+ * put during the first reader and freed with the pile is seen before a
+ * later grace period could make its free look right.  Hang guards only.
+ */
+static void pile_look_back(struct kunit *test, unsigned long ev0,
+			   struct rcu_gp_seq *gp)
+{
+	unsigned long deadline = jiffies + PILE_HANG;
+	int item = event_item(test, "pgfree_rcu_expedite");
+
+	while (!poll_state_synchronize_rcu_full(gp) &&
+	       time_before(jiffies, deadline))
+		cond_resched();
+	rcu_read_lock();
+	while (event_sum(item) == ev0 && time_before(jiffies, deadline))
+		cpu_relax();
+	rfk_look_freed(test);
+	rcu_read_unlock();
+	rfk_check_freed(test, "the expedite");
+}
+
+/*
+ * The expedites that ran since @ev0, all of them counted: the expedite
+ * work counts after it has handed its pages back, so once they are all
+ * back, rcu_free_sync() (patch 7), which flushes any expedite work in
+ * flight, leaves nothing to come.  Without it (a prefix of the series),
+ * the count is waited for up to @want.
+ */
+static unsigned long pile_expedites(struct kunit *test, unsigned long ev0,
+				    unsigned long want)
+{
+	if (IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_SYNC)) {
+		rcu_free_sync();
+		return vm_event(test, "pgfree_rcu_expedite") - ev0;
+	}
+	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0, want);
+}
 
 /*
  * Defer RCU_FREE_EXPEDITE_PAGES pages on one CPU inside a read-side
- * section (no normal grace period can take any of them meanwhile).  The
- * last one, whose free decides, is in a zone short of memory if
- * @is_short (ZONE_DMA, filled up by the case, eased to between its low
- * and high watermarks and settled there right before that put), else in
- * one with plenty free.  With @nr_during,
- * once the expedite work is seen to have taken that pile off the lists
- * (the queue count: it then waits for a grace period this section holds
- * up) and both the normal grace period of the CPU's batch and that
- * expedited one have started (the RCU cookie), @nr_during more pages are
- * freed in the same section, the last of them in the short zone too:
- * each must wait for a grace period that starts after its put, not for
- * one in flight, which the exit's check of each page's cookie tells.
- * The expedites that ran.
+ * section (no grace period since their put can end in it).  The last
+ * one, whose free decides, is in a zone far below its min watermark if
+ * @is_short (ZONE_DMA, filled up with the reserves), where every
+ * reasonable rule says memory is short, else in one with more than twice
+ * its high watermark free, where none does.  When short, the expedite
+ * work must start an expedited grace period (the expedited sequence moves)
+ * while the section still runs, with no page of the pile back in it.
+ * Then @nr_during more pages are freed in the same section, the last of
+ * them in the short zone too: each must wait for a grace period that
+ * starts after its put, not for the one in flight, which the exit's check
+ * of each page's cookie tells.  The expedites that ran.
  */
 static unsigned long pile_up(struct kunit *test, bool is_short,
 			     int nr_during)
 {
 	const int nr = RCU_FREE_EXPEDITE_PAGES;
 	gfp_t last = is_short ? GFP_KERNEL | GFP_DMA : GFP_KERNEL;
-	unsigned long ev0, dr0, free_in, free_out = 0, high, queued0 = 0, deadline;
-	enum during_miss miss = DURING_OK;
-	struct rcu_gp_seq c0;
-	struct dma_fill *fill;
+	unsigned long ev0, free, wmark;
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	struct rcu_gp_seq gp_last;
+	struct dma_fill *fill = NULL;
+	bool expedited = false;
 	struct page **pages;
 	struct zone *zone;
 	int i;
 
 	rfk_require_expedite(test);
-	if (nr_during) {
-		/* Seeing the work take the pile needs the queue count */
-		MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
-		if (num_online_cpus() < 2)
-			kunit_skip(test,
-				   "machine: needs 2 CPUs: the expedite work runs on one while the case holds a reader on the other");
-	}
 	if (is_short)
-		fill = kunit_kzalloc(test, sizeof(*fill), GFP_KERNEL);
-	else
-		fill = NULL;
+		require_expedited_gps(test);
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the expedite work runs on one while the case holds a reader on the other");
 	if (is_short) {
+		fill = kunit_kzalloc(test, sizeof(*fill), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, fill);
 		fill->pages = rfk_dma_pages(test);
 		KUNIT_ASSERT_EQ(test,
@@ -407,105 +515,54 @@ static unsigned long pile_up(struct kunit *test, bool is_short,
 	}
 	zone = page_zone(pages[nr - 1]);
 	if (is_short) {
-		fill->nr = rfk_fill_zone_dma(fill->pages, 0, false);
-		dma_fill_ease(zone, fill);
+		fill->nr = rfk_fill_zone_dma(fill->pages, 0, true);
+		rfk_zone_drop_boost(zone);
+	}
+	/* Both views of the count the kernel may read, in the band */
+	free = max(zone_page_state(zone, NR_FREE_PAGES),
+		   zone_page_state_snapshot(zone, NR_FREE_PAGES));
+	wmark = is_short ? min_wmark_pages(zone) : 2 * high_wmark_pages(zone);
+	if (is_short ? free >= wmark : free <= wmark) {
+		for (i = 0; i < nr + nr_during; i++)
+			__free_page(pages[i]);
+		kunit_skip(test, "machine: %s has %lu pages free, not %s %lu",
+			   zone->name, free, is_short ? "below its min watermark" :
+			   "above twice its high watermark", wmark);
 	}
 	ev0 = vm_event(test, "pgfree_rcu_expedite");
-	dr0 = vm_event(test, "pgfree_rcu_drain");
-	/* What earlier cases left waiting leaves, no grace period runs */
-	if (nr_during)
-		rcu_free_wait_grace();
 
 	rcu_read_lock();
 	migrate_disable();
-	if (nr_during) {
-		queued0 = rcu_free_nr_queued();
-		get_state_synchronize_rcu_full(&c0);
-	}
-	if (queued0) {
-		migrate_enable();
-		rcu_read_unlock();
-		for (i = 0; i < nr + nr_during; i++)
-			__free_page(pages[i]);
-		kunit_skip(test,
-			   "machine: %lu pages of others queued: the count could not tell the work took this pile",
-			   queued0);
-	}
-	for (i = 0; i < nr - 1; i++)
+	for (i = 0; i < nr; i++)
 		rfk_put_flagged(test, pages[i]);
-	/* Right before the put that decides */
+	gp_last = ctx->watch[ctx->nr_watch - 1].gp;
 	if (is_short)
-		free_in = dma_fill_settle(zone, fill);
-	else
-		free_in = zone_page_state(zone, NR_FREE_PAGES);
-	high = high_wmark_pages(zone);
-	rfk_put_flagged(test, pages[nr - 1]);
-	/* What the kernel read at the put lies between the two */
-	if (is_short) {
-		free_out = zone_page_state(zone, NR_FREE_PAGES);
-		if (!free_in || free_out >= high)
-			miss = DURING_UNSETTLED;
-	}
-	if (nr_during && free_in < high && miss == DURING_OK) {
-		/*
-		 * The work runs on another CPU (rcu_free_wq is unbound; it
-		 * cannot preempt this section without PREEMPT_RCU).  The
-		 * 10 s are a hang guard, not a window.
-		 */
-		deadline = jiffies + 10 * HZ;
-		while (rcu_free_nr_queued() >= nr &&
-		       time_before(jiffies, deadline))
-			cpu_relax();
-		while (!rfk_gps_started(&c0, true) && time_before(jiffies, deadline))
-			cpu_relax();
-		if (rcu_free_nr_queued() >= nr)
-			miss = DURING_NOT_TAKEN;
-		else if (!rfk_gps_started(&c0, true))
-			miss = DURING_NO_GPS;
+		expedited = pile_wait_expedited(test, &gp_last);
+	if (expedited)
 		for (i = nr; i < nr + nr_during; i++)
 			rfk_put_flagged(test, pages[i]);
-	}
 	migrate_enable();
 	rcu_read_unlock();
-	/* Not short, or not settled: the others not freed in the section */
-	if (nr_during && (free_in >= high || miss == DURING_UNSETTLED))
+	if (expedited)
+		pile_look_back(test, ev0, &gp_last);
+	if (nr_during && !expedited)
 		for (i = nr; i < nr + nr_during; i++)
 			__free_page(pages[i]);
+	/* ZONE_DMA need not be short any more */
+	if (fill)
+		dma_fill_free(fill);
 
 	rfk_wait_watched(test, is_short ? "the expedite" : "the grace-period work");
-	if (miss == DURING_UNSETTLED)
-		kunit_skip(test,
-			   "machine: %s's free pages not held between low %lu and high %lu up to the put (%lu, then %lu)",
-			   zone->name, low_wmark_pages(zone), high, free_in,
-			   free_out);
-	KUNIT_ASSERT_EQ_MSG(test, free_in < high, is_short,
-			    "%s: %lu pages free, high watermark %lu",
-			    zone->name, free_in, high);
-	/*
-	 * Not seen taken, or its grace periods not seen, because nothing
-	 * took the pile: the verdict, not the machine (a drain, say for an
-	 * allocation elsewhere, may take it before the expedite work)
-	 */
-	if (miss != DURING_OK)
-		KUNIT_ASSERT_GE_MSG(test,
-				    rfk_event_rise(test, "pgfree_rcu_expedite",
-						   ev0, 1) +
-				    vm_event(test, "pgfree_rcu_drain") - dr0, 1,
-				    "%s: %lu pages free, below high %lu, and neither an expedite nor a drain ran",
-				    zone->name, free_in, high);
-	if (miss == DURING_NOT_TAKEN)
-		kunit_skip(test,
-			   "machine: the expedite work did not take its pile within 10 s (not run on another CPU?)");
-	if (miss == DURING_NO_GPS)
-		kunit_skip(test,
-			   "machine: a normal and an expedited grace period not both started within 10 s (rcu_normal, or one in progress before the case)");
-	return rfk_event_rise(test, "pgfree_rcu_expedite", ev0,
-			      is_short + (nr_during >= nr));
+	if (is_short)
+		KUNIT_EXPECT_TRUE_MSG(test, expedited,
+				      "%s: %lu pages free, below min %lu: no expedited grace period seen started for the pile before it came back or 10 s passed",
+				      zone->name, free, wmark);
+	return pile_expedites(test, ev0, is_short + (nr_during >= nr));
 }
 
 /*
- * A CPU's pile-up past the threshold, the last page in a zone between its
- * low and high watermarks, expedites once
+ * A CPU's pile-up past the threshold, the last page in a zone far below
+ * its min watermark, expedites once, with an expedited grace period
  */
 static void rcu_free_grace_expedite_when_short(struct kunit *test)
 {
@@ -513,8 +570,9 @@ static void rcu_free_grace_expedite_when_short(struct kunit *test)
 }
 
 /*
- * The same pile-up, the last page in a zone with plenty free, waits for a
- * normal grace period
+ * The same pile-up, the last page in a zone with more than twice its high
+ * watermark free, waits for a normal grace period: no expedite, counted
+ * once every page is back and any expedite work has finished
  */
 static void rcu_free_grace_no_expedite_when_plentiful(struct kunit *test)
 {
@@ -538,10 +596,11 @@ KUNIT_ARRAY_PARAM_DESC(in_flight, in_flight_cases, name);
 
 /*
  * The two-list rule on the expedite path: pages freed while the expedite
- * work has its pile in flight (taken off the lists, its expedited grace
- * period held up by this case's reader) wait for a grace period that
+ * work has its pile in flight (its expedited grace period seen started,
+ * so the pile is off the lists, and held up by this case's reader) wait
+ * for a grace period that
  * starts after their put, whether they wait on the second list or are
- * expedited again.  Every page is checked against the grace-period state
+ * expedited again.  No hook needed.  Every page is checked against the grace-period state
  * of its last put (and patch 19's count at the exit); a second pile is
  * expedited by a second run of the work.
  */

@@ -5,6 +5,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/file.h>
 #include <linux/gfp.h>
@@ -161,9 +162,11 @@ void rfk_watch(struct kunit *test, struct page *page)
 		KUNIT_FAIL(test, "more than %d pages to watch", RFK_MAX_WATCH);
 		return;
 	}
-	w = &ctx->watch[ctx->nr_watch++];
+	w = &ctx->watch[ctx->nr_watch];
 	w->page = page;
 	get_state_synchronize_rcu_full(&w->gp);
+	/* Published before the put: an rfk_span reads the entry then */
+	smp_store_release(&ctx->nr_watch, ctx->nr_watch + 1);
 }
 
 void rfk_put_flagged(struct kunit *test, struct page *page)
@@ -218,7 +221,8 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 			continue;
 		w->seen = true;
 		seen++;
-		if (!poll_state_synchronize_rcu_full(&w->gp) && !early++)
+		if ((w->marked || !poll_state_synchronize_rcu_full(&w->gp)) &&
+		    !early++)
 			first = page_to_pfn(w->page);
 	}
 	ctx->nr_seen += seen;
@@ -228,6 +232,23 @@ unsigned int rfk_check_freed(struct kunit *test, const char *path)
 			   path, early, seen, first);
 	rfk_check_lists(test, path);
 	return seen;
+}
+
+unsigned int rfk_look_freed(struct kunit *test)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	unsigned int i, back = 0;
+	struct rfk_watch *w;
+
+	for (i = 0; i < ctx->nr_watch; i++) {
+		w = &ctx->watch[i];
+		if (w->seen || folio_test_rcu_free(page_folio(w->page)))
+			continue;
+		back++;
+		if (!poll_state_synchronize_rcu_full(&w->gp))
+			w->marked = true;
+	}
+	return back;
 }
 
 void rfk_unwatch_all(struct kunit *test)
@@ -260,6 +281,120 @@ bool rfk_wait_watched(struct kunit *test, const char *path)
 	KUNIT_FAIL(test, "%u of %u pages freed with PG_rcu_free still wait after 10 s",
 		   rfk_nr_unseen(test), rfk_ctx(test)->nr_watch);
 	return false;
+}
+
+struct rfk_span {
+	struct rfk_ctx *ctx;
+	struct task_struct *task;
+	struct completion go, done;
+	/* The first watched page whose put is inside the reader */
+	unsigned int start;
+	bool inside, stop;
+};
+
+/* Mark the pages put inside the span that are back already */
+static void rfk_span_look(struct rfk_span *span)
+{
+	struct rfk_watch *w;
+	unsigned int i, nr;
+
+	/* Pairs with rfk_watch(): the entries below nr are filled in */
+	nr = smp_load_acquire(&span->ctx->nr_watch);
+	for (i = span->start; i < nr; i++) {
+		w = &span->ctx->watch[i];
+		if (!w->early && !folio_test_rcu_free(page_folio(w->page)))
+			WRITE_ONCE(w->early, true);
+	}
+}
+
+static int rfk_span_fn(void *data)
+{
+	struct rfk_span *span = data;
+	bool stop;
+
+	wait_for_completion(&span->go);
+	rcu_read_lock();
+	/* The reader is on before the entries it looks at are published */
+	smp_mb();
+	/* Pairs with rfk_watch(): pages watched from here on are put later */
+	span->start = smp_load_acquire(&span->ctx->nr_watch);
+	/* Pairs with rfk_span_enter(): the caller puts only after this */
+	smp_store_release(&span->inside, true);
+	do {
+		/* Pairs with rfk_span_end(): what the case saw, seen here */
+		stop = smp_load_acquire(&span->stop);
+		/* A free seen by the case before it ended the span */
+		smp_rmb();
+		rfk_span_look(span);
+		cpu_relax();
+	} while (!stop);
+	rcu_read_unlock();
+	kthread_complete_and_exit(&span->done, 0);
+}
+
+struct rfk_span *rfk_span_prepare(struct kunit *test)
+{
+	struct rfk_span *span;
+
+	/* Not a kunit allocation: a hung span is left behind, not freed */
+	span = kzalloc_obj(*span);
+	if (!span)
+		return NULL;
+	span->ctx = rfk_ctx(test);
+	init_completion(&span->go);
+	init_completion(&span->done);
+	span->task = rfk_other_cpu_thread(rfk_span_fn, span, "rfk_span");
+	if (IS_ERR(span->task)) {
+		kfree(span);
+		return NULL;
+	}
+	wake_up_process(span->task);
+	return span;
+}
+
+bool rfk_span_enter(struct rfk_span *span)
+{
+	/* A hang guard: the thread only has to wake up */
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	complete(&span->go);
+	/* Pairs with rfk_span_fn(): the reader is on once this is seen */
+	while (!smp_load_acquire(&span->inside)) {
+		if (time_after(jiffies, deadline))
+			return false;
+		cpu_relax();
+	}
+	return true;
+}
+
+unsigned int rfk_span_end(struct kunit *test, struct rfk_span *span,
+			  const char *path)
+{
+	struct rfk_ctx *ctx = rfk_ctx(test);
+	unsigned int i, early = 0;
+	unsigned long first = 0;
+
+	/* What the case saw before this is seen by the span's last look */
+	smp_mb();
+	/* Pairs with rfk_span_fn(): its last look comes after this */
+	smp_store_release(&span->stop, true);
+	complete(&span->go);
+	if (!wait_for_completion_timeout(&span->done, 30 * HZ)) {
+		KUNIT_FAIL(test, "the span's reader hung (30 s)");
+		return 0;
+	}
+	for (i = span->start; i < ctx->nr_watch; i++) {
+		if (!ctx->watch[i].early)
+			continue;
+		if (!early++)
+			first = page_to_pfn(ctx->watch[i].page);
+	}
+	if (early)
+		KUNIT_FAIL(test,
+			   "%s handed back %u pages (first pfn %#lx) inside a reader that began before their put",
+			   path, early, first);
+	kfree(span);
+	return early;
 }
 
 static void rfk_hold_release(void *unused)
@@ -504,6 +639,18 @@ bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both)
 	norm = c.norm != c0->norm;
 	exp = c.exp != c0->exp;
 	return both ? norm && exp : norm || exp;
+#else
+	return false;
+#endif
+}
+
+bool rfk_exp_gp_started(const struct rcu_gp_seq *c0)
+{
+#ifdef CONFIG_TREE_RCU
+	struct rcu_gp_seq c;
+
+	get_state_synchronize_rcu_full(&c);
+	return c.exp != c0->exp;
 #else
 	return false;
 #endif

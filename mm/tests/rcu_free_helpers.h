@@ -73,6 +73,10 @@ struct rfk_watch {
 	struct page *page;
 	struct rcu_gp_seq gp;
 	bool seen;
+	/* Seen back inside an rfk_span that began before its put */
+	bool early;
+	/* Seen back early by rfk_look_freed(), reported by rfk_check_freed() */
+	bool marked;
 };
 
 /* The fixture of every rcu_free_* case: test->priv */
@@ -113,12 +117,49 @@ void rfk_put_flagged(struct kunit *test, struct page *page);
  */
 unsigned int rfk_check_freed(struct kunit *test, const char *path);
 /*
+ * rfk_check_freed() for inside a reader, where a failure cannot be
+ * reported (it may sleep): marks the pages seen back whose grace period
+ * has not ended, for the next rfk_check_freed() to report.  Returns how
+ * many watched pages are back that no rfk_check_freed() has seen yet.
+ */
+unsigned int rfk_look_freed(struct kunit *test);
+/*
  * Wait (10 s at most, polling) until every watched page is back, checking
  * each as it is seen; false, with a failure, if some never came back.
  */
 bool rfk_wait_watched(struct kunit *test, const char *path);
 /* How many watched pages have not been seen back yet */
 unsigned int rfk_nr_unseen(struct kunit *test);
+
+/*
+ * The state at the free, not when the case looks: rfk_check_freed() can
+ * only say a page came back before a grace period when it looks before
+ * one ends, and a free seen after a natural grace period passes it.  A
+ * span is a reader (rcu_read_lock()) held on another CPU from
+ * rfk_span_enter() to rfk_span_end(), looking at the pages watched from
+ * its start on all the while: no grace period since their put can end
+ * inside it, so any of them seen handed back there was freed early,
+ * whatever happens after.  Between enter and end the case must wait for
+ * no grace period (the span holds them all up).
+ *
+ * rfk_span_prepare(): the span's thread, on a CPU other than this one, not
+ * in the reader yet; called with migration disabled, two CPUs online.
+ * NULL if the thread could not be created.
+ */
+struct rfk_span;
+struct rfk_span *rfk_span_prepare(struct kunit *test);
+/*
+ * Enter the reader and return once it is in (any context, interrupts
+ * included: it spins); false if the thread never got there (a hang).
+ */
+bool rfk_span_enter(struct rfk_span *span);
+/*
+ * Leave the reader after a last look and free @span (process context).
+ * Fails the case, naming @path, for every page seen back inside it;
+ * returns how many.
+ */
+unsigned int rfk_span_end(struct kunit *test, struct rfk_span *span,
+			  const char *path);
 
 /*
  * Keep what the case frees from now on waiting with no grace period
@@ -194,6 +235,18 @@ bool rfk_in_gp_wait(struct task_struct *task);
  * a normal and an expedited one if @both, else either.  False on Tiny RCU.
  */
 bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both);
+#ifdef CONFIG_TREE_RCU
+/*
+ * Exported by kernel/rcu/update.c, declared for RCU's own use in
+ * kernel/rcu/rcu.h: whether synchronize_rcu() is expedited (all of them
+ * until the in-kernel boot ends), and the nesting that makes it so.
+ */
+bool rcu_gp_is_expedited(void);
+void rcu_expedite_gp(void);
+void rcu_unexpedite_gp(void);
+#endif
+/* Whether an expedited grace period started since @c0; false on Tiny RCU */
+bool rfk_exp_gp_started(const struct rcu_gp_seq *c0);
 
 /* A vm event's rise since @ev0, waited for (1 s at most) to reach @want */
 unsigned long rfk_event_rise(struct kunit *test, const char *name,
