@@ -120,9 +120,9 @@ int rfk_init(struct kunit *test)
 #ifdef RCU_FREE_SYNC_INTERVAL
 	/*
 	 * Range allocation and compaction expedite the grace period of a
-	 * drain at most once per zone every RCU_FREE_SYNC_INTERVAL: start
-	 * each case with that turn free in every zone, whatever the case
-	 * before did (a condition on the clock, which this wait meets).
+	 * drain at most once every RCU_FREE_SYNC_INTERVAL: start each case
+	 * with that turn free, whatever the case before did (a condition on
+	 * the clock, which this wait meets).
 	 */
 	schedule_timeout_uninterruptible(RCU_FREE_SYNC_INTERVAL + 2);
 #endif
