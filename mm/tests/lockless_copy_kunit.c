@@ -10,8 +10,10 @@
  *
  * The first three are unit tests of functions our implementation exports
  * for KUnit (hooks: the seed has them static): on a kernel without the
- * export, those cases skip whole, naming it; no read could tell which of
- * the refusals refused.  The poisoned page is seen by what a read returns.
+ * export, those cases skip whole, naming it, but for the rows of
+ * filemap_read_rcu_can_copy() that a read can decide: an order-0 folio of
+ * an FMODE_RANDOM ramfs file, whose f_ra.prev_pos a read keeps exactly
+ * when it copied without a reference (patch 15).  The poisoned page is seen by what a read returns.
  * On a kernel without the series (no CONFIG_PAGE_RCU_FREE) every case
  * skips, saying so.
  */
@@ -134,11 +136,84 @@ static bool can_copy(struct kunit *test, const struct can_copy_case *c)
 	return got;
 }
 
-/* Patches 13, 14, 17: a flagged, uptodate folio may be copied from */
+/*
+ * What a read says of the same flags on a folio of a hot ramfs file that
+ * is FMODE_RANDOM (filemap_read(), order-0 folios only): patch 15 keeps
+ * f_ra.prev_pos exactly when the read was done whole without a reference,
+ * and stores it when the slow path did any of it.  So a 16-byte read of
+ * the folio with f_ra.prev_pos set to a sentinel tells, from the outside,
+ * whether filemap_read_rcu_can_copy() accepted it.  Only for rows of an
+ * order-0 folio asked at its own index: ramfs has no large folios, and no
+ * read asks a folio about another index.  Sets *@accepted; false when the
+ * row has no such read.
+ */
+#define CAN_COPY_SENTINEL	((loff_t)3)
+
+static bool can_copy_read(struct kunit *test, const struct can_copy_case *c,
+			  bool *accepted)
+{
+	const loff_t pos = (loff_t)c->index * PAGE_SIZE;
+	struct mm_kunit_file *lf;
+	struct folio *folio;
+	ssize_t n;
+
+	if (c->order || c->at != c->index)
+		return false;
+	lf = lr_hot_file(test, MM_KUNIT_RAMFS, (c->index + 2) * PAGE_SIZE, 7);
+	lf->file->f_mode |= FMODE_RANDOM;
+	folio = mm_kunit_file_folio(lf, c->index);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_TRUE_MSG(test, folio_test_rcu_free(folio) &&
+			      folio_test_uptodate(folio),
+			      "the hot folio is not flagged and uptodate");
+	if (!(c->set & LR_RCU_FREE))
+		folio_clear_rcu_free(folio);
+	if (!(c->set & LR_UPTODATE))
+		folio_clear_uptodate(folio);
+	if (c->set & LR_SWAPBACKED)
+		folio_set_swapbacked(folio);
+	if (c->set & LR_READAHEAD)
+		folio_set_readahead(folio);
+	if (c->set & LR_DROPBEHIND)
+		folio_set_dropbehind(folio);
+	if (c->set & LR_HWPOISON)
+		folio_set_hwpoison(folio);
+
+	lf->file->f_ra.prev_pos = CAN_COPY_SENTINEL;
+	n = lr_read_at(test, lf, pos, 16);
+
+	folio_clear_hwpoison(folio);
+	folio_clear_dropbehind(folio);
+	folio_clear_readahead(folio);
+	folio_clear_swapbacked(folio);
+	folio_put(folio);
+	/* A refusal may also fail the read (-EIO): it copied nothing */
+	*accepted = n == 16 && lf->file->f_ra.prev_pos == CAN_COPY_SENTINEL;
+	if (n == 16 && !*accepted)
+		KUNIT_EXPECT_EQ_MSG(test, lf->file->f_ra.prev_pos, pos + 16,
+				    "%s: f_ra.prev_pos after the slow path",
+				    c->name);
+	return true;
+}
+
+/*
+ * Patches 13, 14, 17: a flagged, uptodate folio may be copied from.  An
+ * order-0 row is decided by a read (can_copy_read()) on every kernel of
+ * the series; every row also by filemap_read_rcu_can_copy() itself where
+ * our hook exports it, and a row no read can ask skips without it.
+ */
 static void lockless_copy_accepts(struct kunit *test)
 {
 	const struct can_copy_case *c = test->param_value;
+	bool accepted, read;
 
+	read = can_copy_read(test, c, &accepted);
+	if (read)
+		KUNIT_EXPECT_TRUE_MSG(test, accepted,
+				      "a read did not copy without a reference: %s",
+				      c->name);
+	if (read && !MM_HOOK(FILEMAP_READ_RCU_CAN_COPY))
+		return;
 	KUNIT_EXPECT_TRUE_MSG(test, can_copy(test, c), "refused: %s", c->name);
 }
 
@@ -146,7 +221,15 @@ static void lockless_copy_accepts(struct kunit *test)
 static void lockless_copy_refuses(struct kunit *test)
 {
 	const struct can_copy_case *c = test->param_value;
+	bool accepted, read;
 
+	read = can_copy_read(test, c, &accepted);
+	if (read)
+		KUNIT_EXPECT_FALSE_MSG(test, accepted,
+				       "a read copied without a reference: %s",
+				       c->name);
+	if (read && !MM_HOOK(FILEMAP_READ_RCU_CAN_COPY))
+		return;
 	KUNIT_EXPECT_FALSE_MSG(test, can_copy(test, c), "accepted: %s",
 			       c->name);
 }
