@@ -96,7 +96,9 @@ struct shmem_cut_bad {
  * by byte, if the two overlapped.  It returns @rd->size bytes, except
  * after a truncation that left the file short (%SHMEM_CUT_TRUNCATE):
  * then exactly @rd->cut if it began after it, and between @rd->cut and
- * @rd->max_ret if they overlapped.
+ * @rd->max_ret if they overlapped; one that overlapped a truncation down
+ * and up again (%SHMEM_CUT_SHRINK) may have stopped at the size between
+ * the two: between @rd->cut and @rd->size.
  *
  * Return: true when the read kept the rule.
  */
@@ -114,6 +116,10 @@ static inline bool shmem_cut_judge(const struct shmem_cut_read *rd,
 			min_ret = rd->cut;
 			max_ret = rd->max_ret ?: rd->size;
 		}
+	} else if (rd->mode == SHMEM_CUT_SHRINK &&
+		   rd->when == SHMEM_CUT_DURING_READ) {
+		/* it may have seen the size between the two truncations */
+		min_ret = rd->cut;
 	}
 	bad->ret = ret;
 	bad->min_ret = min_ret;
