@@ -24,6 +24,14 @@
 #include "../internal.h"
 #include "lockless_read.h"
 
+/* Not in the tree (LOCKLESS_READ_KUNIT_HAVE_SKIP_MARK_ACCESSED): never called */
+#if !IS_ENABLED(CONFIG_LOCKLESS_READ_KUNIT_HAVE_SKIP_MARK_ACCESSED)
+static inline bool folio_may_skip_mark_accessed(struct folio *folio)
+{
+	return false;
+}
+#endif
+
 /* ------------------------------------- the windows around the slot re-check */
 
 /*
