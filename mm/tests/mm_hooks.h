@@ -82,8 +82,6 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 	"filemap_read_rcu_in_slot_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_WINDOW \
 	"filemap_read_rcu_window() (CONFIG_MM_KUNIT_HOOKS)"
-#define mm_hook_name_FILEMAP_GET_READ_BATCH \
-	"filemap_get_read_batch_hook() (CONFIG_MM_KUNIT_HOOKS)"
 
 /* The tracepoints, found by name (mm_test_probe()) */
 #define MM_HOOK_TRACE_FILEMAP_READ_RCU	"mm_filemap_read_rcu"
@@ -99,15 +97,6 @@ static inline unsigned long rcu_free_nr_listed(void) { return 0; }
 #endif
 #if !MM_HOOK(RCU_FREE_NR_EARLY)
 static inline unsigned long rcu_free_nr_early(void) { return 0; }
-#endif
-
-/* shmem_read: 7.3's filemap_get_read_batch() is static */
-#if !MM_HOOK(FILEMAP_GET_READ_BATCH)
-struct address_space;
-struct folio_batch;
-static inline void
-filemap_get_read_batch_hook(struct address_space *mapping, pgoff_t index,
-			    pgoff_t max, struct folio_batch *fbatch) { }
 #endif
 
 /*

@@ -36,6 +36,7 @@
 #include "mm_hooks.h"
 #include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
+#include "shmem_read_helpers.h"
 
 #define SZ_PAGE		PAGE_SIZE
 #define PMD_BYTES	MM_KUNIT_PMD_BYTES
@@ -112,13 +113,6 @@ static const struct layout layouts[] = {
 	  build_mixture, 0 },
 };
 
-static void layout_desc(const struct layout *l, char *desc)
-{
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s,huge=%s", l->name, l->huge);
-}
-
-KUNIT_ARRAY_PARAM(layout, layouts, layout_desc);
-
 static struct mm_kunit_file *layout_build(struct kunit *test, const struct layout *l)
 {
 	struct mm_kunit_file *sf = mm_kunit_file_create(test, l->huge, l->size);
@@ -127,6 +121,49 @@ static struct mm_kunit_file *layout_build(struct kunit *test, const struct layou
 	if (l->pmd_index != ULONG_MAX)
 		mm_kunit_need_pmd_folio(test, sf, l->pmd_index);
 	return sf;
+}
+
+/* A layout with the switch off or on */
+struct layout_run {
+	const struct layout *l;
+	const struct shmem_lockless_mode *mode;
+};
+
+static struct layout_run layout_runs[2 * ARRAY_SIZE(layouts)];
+
+/* The cases that are not about a layout: the switch off and on */
+KUNIT_ARRAY_PARAM_DESC(lockless, shmem_lockless_modes, name);
+
+/* Set the switch as the case's parameter (a lockless mode) says */
+static void lockless_param(struct kunit *test)
+{
+	const struct shmem_lockless_mode *m = test->param_value;
+
+	shmem_lockless_set(test, m->on);
+}
+
+static const void *layout_run_gen_params(struct kunit *test, const void *prev,
+					 char *desc)
+{
+	struct layout_run *r = prev ? (struct layout_run *)prev + 1 : layout_runs;
+	unsigned int i = r - layout_runs;
+
+	if (i >= ARRAY_SIZE(layout_runs))
+		return NULL;
+	r->l = &layouts[i / 2];
+	r->mode = &shmem_lockless_modes[i % 2];
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s,huge=%s,%s", r->l->name,
+		 r->l->huge, r->mode->name);
+	return r;
+}
+
+/* The layout of the case's parameter, built, with its switch set */
+static struct mm_kunit_file *layout_run_build(struct kunit *test)
+{
+	const struct layout_run *r = test->param_value;
+
+	shmem_lockless_set(test, r->mode->on);
+	return layout_build(test, r->l);
 }
 
 static const size_t read_lens[] = {
@@ -210,28 +247,81 @@ static void check_batch_count(struct kunit *test, struct mm_kunit_file *sf,
 			      nr, bytes, last_bytes);
 }
 
+/**
+ * folios_to_lock() - up to two uptodate folios of @sf to lock for a read
+ * @sf: the file
+ * @idx: set to their indices: the first uptodate folio and one half way
+ *	through the rest (the one holding the last page is looked up
+ *	without its lock too, in a batch or alone)
+ *
+ * Return: how many (0 when the file has no such folio).
+ */
+static unsigned int folios_to_lock(struct mm_kunit_file *sf, pgoff_t *idx)
+{
+	pgoff_t last = (sf->size - 1) >> PAGE_SHIFT, index = 0;
+	pgoff_t found[64];
+	unsigned int nr = 0;
+
+	while (index <= last && nr < ARRAY_SIZE(found)) {
+		struct folio *folio = mm_kunit_file_folio(sf, index);
+
+		if (!folio) {
+			index++;
+			continue;
+		}
+		index = folio_next_index(folio);
+		if (folio_test_uptodate(folio))
+			found[nr++] = folio->index;
+		folio_put(folio);
+	}
+	if (!nr)
+		return 0;
+	idx[0] = found[0];
+	idx[1] = found[nr / 2];
+	return nr / 2 ? 2 : 1;
+}
+
 /*
- * One read of a whole freshly built layout returns the file's bytes, and
- * goes through folio batches: a probe on the mm_shmem_read_batch
- * tracepoint (a test hook of ours) counts every folio of the file in a
- * batch.  Without the tracepoint only the bytes decide: 7.3's loop, which
- * looks every folio up alone, returns the same bytes.  No folio is hot
- * yet, so the rcu-free copy without references leaves the whole read to
- * shmem's loop.
+ * One read of a whole freshly built layout, with uptodate folios of it
+ * locked, returns the file's bytes without waiting for those locks: it
+ * goes through folio batches, which take no folio lock, where 7.3 looked
+ * every folio up alone with shmem_get_folio(), which waits for it.  No
+ * folio is hot yet, so with the lockless read on too the read is left to
+ * shmem's loop.  Extra proof from the mm_shmem_read_batch tracepoint (a
+ * test hook of ours): every folio of the file was in a batch.
  */
 static void shmem_read_layout_whole_read_batched(struct kunit *test)
 {
-	struct mm_kunit_file *sf = layout_build(test, test->param_value);
+	struct mm_kunit_file *sf = layout_run_build(test);
 	struct batch_count *bc = kunit_kzalloc(test, sizeof(*bc), GFP_KERNEL);
+	struct shmem_locked_read *lr;
+	pgoff_t idx[2];
+	unsigned int nr;
 	bool counting;
+	int waits;
 
 	KUNIT_ASSERT_NOT_NULL(test, bc);
+	nr = folios_to_lock(sf, idx);
+	KUNIT_ASSERT_GT_MSG(test, nr, 0, "the layout has no uptodate folio");
 	bc->mapping = sf->file->f_mapping;
 	counting = mm_test_probe(test, MM_HOOK_TRACE_SHMEM_READ_BATCH,
 				 batch_probe, bc);
-	read_whole_file(test, sf);
+	lr = shmem_locked_read_start(test, sf, idx, nr, 0, sf->size);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(lr), "the locked read: %ld",
+			       PTR_ERR(lr));
+	waits = shmem_locked_read_waits(lr);
+	shmem_locked_read_finish(lr);
+	KUNIT_ASSERT_NE_MSG(test, waits, -ETIMEDOUT,
+			    "hang: the read neither returned nor waited for a locked folio in 60 s");
+	KUNIT_EXPECT_EQ_MSG(test, waits, 0,
+			    "the read waited for the lock of an uptodate folio (index %lu or %lu): it looked them up one at a time, not through a batch",
+			    idx[0], idx[nr - 1]);
+	KUNIT_ASSERT_EQ_MSG(test, lr->ret, (ssize_t)sf->size,
+			    "a read of the whole file");
+	mm_kunit_check_bytes(test, lr->buf, sf->want, 0, sf->size,
+			     "a read of the whole file");
 	if (mm_hook_trace(test, counting, MM_HOOK_TRACE_SHMEM_READ_BATCH,
-			  "that the read went through folio batches"))
+			  "that every folio went through a batch"))
 		check_batch_count(test, sf, bc);
 }
 
@@ -243,8 +333,7 @@ static void shmem_read_layout_whole_read_batched(struct kunit *test)
  */
 static void shmem_read_layout_bytes_match(struct kunit *test)
 {
-	const struct layout *l = test->param_value;
-	struct mm_kunit_file *sf = layout_build(test, l);
+	struct mm_kunit_file *sf = layout_run_build(test);
 	struct mm_kunit_reader *r = test->priv;
 	const loff_t offs[] = { 0, 1, SZ_4K - 1, SZ_4K + 17, PMD_BYTES - 3,
 				sf->size - 5000, sf->size - 10, sf->size };
@@ -298,6 +387,7 @@ static struct mm_kunit_file *poisoned_file(struct kunit *test, struct poison **p
 
 	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
 		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE=n: no PG_hwpoison");
+	lockless_param(test);
 	sf = mm_kunit_file_create(test, "always", 2 * PMD_BYTES);
 	mm_kunit_file_write(test, sf, 0, sf->size, 7);
 	mm_kunit_need_pmd_folio(test, sf, 0);
@@ -408,7 +498,7 @@ static void held_folios_put(void *arg)
 
 static void shmem_read_refcounts_unchanged(struct kunit *test)
 {
-	struct mm_kunit_file *sf = layout_build(test, &layouts[5]);
+	struct mm_kunit_file *sf;
 	struct mm_kunit_reader *r = test->priv;
 	struct folio_batch fbatch;
 	struct held_folios *h;
@@ -417,6 +507,8 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 	char __user *fault_buf;
 	loff_t pos;
 
+	lockless_param(test);
+	sf = layout_build(test, &layouts[5]);
 	h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	/* The references taken here go when the case ends, however it ends */
@@ -469,203 +561,6 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 				    h->folios[i]->index, folio_order(h->folios[i]));
 }
 
-/* ---- a folio that is locked and not uptodate --------------------------- */
-
-struct locked_read {
-	struct file *file;
-	struct folio *folio;	/* locked by the case until it is filled */
-	bool locked;		/* the case still holds that lock */
-	struct task_struct *task;
-	struct completion done;
-	size_t len;		/* the reader reads [0, len) */
-	u8 *buf;
-	ssize_t ret;
-};
-
-static int locked_read_fn(void *arg)
-{
-	struct locked_read *lr = arg;
-	loff_t pos = 0;
-
-	lr->ret = kernel_read(lr->file, lr->buf, lr->len, &pos);
-	complete(&lr->done);
-	while (!kthread_should_stop())
-		schedule_timeout_interruptible(HZ / 10);
-	return 0;
-}
-
-/* However the case ends: the folio unlocked, the reader finished */
-static void locked_read_end(void *arg)
-{
-	struct locked_read *lr = arg;
-
-	if (lr->locked)
-		folio_unlock(lr->folio);
-	kthread_stop(lr->task);
-	folio_put(lr->folio);
-}
-
-/* The file one read covers whole, and its page that is locked */
-struct locked_case {
-	const char *name;
-	unsigned int pages;
-	pgoff_t locked;
-};
-
-static const struct locked_case locked_cases[] = {
-	{ "one-page file", 1, 0 },
-	{ "8-page file, page 3 locked: in the middle of the read's batch",
-	  8, 3 },
-};
-
-KUNIT_ARRAY_PARAM_DESC(locked, locked_cases, name);
-
-/*
- * A read of the whole file that finds one of its folios locked and not
- * uptodate, as migration leaves the new folio until it has copied the
- * data, waits for the lock and returns the data, not zeroes: the reader
- * must not return while the case holds the lock, and after the case
- * fills the folio, marks it uptodate and unlocks it, the read returns
- * every byte of the file.  In the 8-page file the locked folio is the
- * fourth of the folio batch the read looks up in one walk (the one-page
- * read looks its folio up alone).
- */
-static void shmem_read_waits_for_locked_folio(struct kunit *test)
-{
-	const struct locked_case *c = test->param_value;
-	const loff_t at = (loff_t)c->locked * SZ_4K;
-	struct mm_kunit_file *sf;
-	struct locked_read *lr;
-	void *kaddr;
-
-	sf = mm_kunit_file_create(test, "never", (loff_t)c->pages * SZ_4K);
-	lr = kunit_kzalloc(test, sizeof(*lr), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, lr);
-	lr->len = sf->size;
-	lr->buf = kunit_kzalloc(test, lr->len, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, lr->buf);
-	if (at)
-		mm_kunit_file_write(test, sf, 0, at, 7);
-	if (at + SZ_4K < sf->size)
-		mm_kunit_file_write(test, sf, at + SZ_4K, sf->size - at - SZ_4K,
-				    7);
-	mm_kunit_file_falloc(test, sf, at, SZ_4K);
-	lr->folio = filemap_lock_folio(sf->file->f_mapping, c->locked);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(lr->folio));
-	if (folio_test_uptodate(lr->folio)) {
-		/* no assert here: it would leave the folio locked */
-		folio_unlock(lr->folio);
-		folio_put(lr->folio);
-		KUNIT_FAIL(test, "the fallocated folio is uptodate");
-		return;
-	}
-	lr->file = sf->file;
-	init_completion(&lr->done);
-	lr->task = kthread_run(locked_read_fn, lr, "shmem_locked_read");
-	if (IS_ERR(lr->task)) {
-		folio_unlock(lr->folio);
-		folio_put(lr->folio);
-		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(lr->task));
-		return;
-	}
-	lr->locked = true;
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, locked_read_end,
-							lr), 0);
-
-	/*
-	 * The reader ends up asleep on the folio (PG_waiters) or returned:
-	 * wait for either event
-	 */
-	while (!folio_test_waiters(lr->folio) && !completion_done(&lr->done))
-		schedule_timeout_uninterruptible(1);
-	KUNIT_EXPECT_FALSE_MSG(test, completion_done(&lr->done),
-			       "%s: read returned %zd while the folio was locked and not uptodate",
-			       c->name, lr->ret);
-
-	kaddr = kmap_local_folio(lr->folio, 0);
-	memset(kaddr, 0x5a, SZ_4K);
-	kunmap_local(kaddr);
-	memset(sf->want + at, 0x5a, SZ_4K);
-	flush_dcache_folio(lr->folio);
-	folio_mark_uptodate(lr->folio);
-	folio_mark_dirty(lr->folio);
-	lr->locked = false;
-	folio_unlock(lr->folio);
-
-	wait_for_completion(&lr->done);
-	KUNIT_EXPECT_EQ_MSG(test, lr->ret, (ssize_t)sf->size, "%s", c->name);
-	if (lr->ret > 0)
-		mm_kunit_check_bytes(test, lr->buf, sf->want, 0, lr->ret,
-				     c->name);
-}
-
-/* ---- swapped-out pages ------------------------------------------------ */
-
-struct swapped_case {
-	const char *name;
-	const char *huge;
-	loff_t size;
-	pgoff_t hole, nr_hole;		/* left unwritten */
-	pgoff_t out[3][2];		/* swapped out: first page, pages */
-};
-
-static const struct swapped_case swapped_cases[] = {
-	{ "small folios, a hole before swapped pages, last page swapped",
-	  "never", 16 * SZ_PAGE + 100, 2, 2, { { 4, 4 }, { 9, 4 }, { 16, 1 } } },
-	{ "PMD folio swapped, small tail", "always",
-	  PMD_BYTES + 5 * SZ_PAGE + 100, 0, 0,
-	  { { 0, HPAGE_PMD_NR }, { HPAGE_PMD_NR + 5, 1 } } },
-};
-
-KUNIT_ARRAY_PARAM_DESC(swapped, swapped_cases, name);
-
-static pgoff_t swapped_out(struct kunit *test, const struct swapped_case *c,
-			   struct mm_kunit_file *sf)
-{
-	pgoff_t n = 0;
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(c->out) && c->out[i][1]; i++) {
-		mm_kunit_swap_out(test, sf, c->out[i][0], c->out[i][1]);
-		n += c->out[i][1];
-	}
-	return n;
-}
-
-/*
- * Reads of a file whose slots hold swap entries (after a hole, at the last
- * page, a whole PMD folio) return the file's bytes and bring the pages back:
- * neither the batch lookup nor the one-lookup path for a read's last page
- * takes a swap entry for a folio or a hole.
- */
-static void shmem_read_swapped_out_bytes(struct kunit *test)
-{
-	const struct swapped_case *c = test->param_value;
-	struct mm_kunit_reader *r = test->priv;
-	pgoff_t last = (c->size - 1) >> PAGE_SHIFT;
-	struct mm_kunit_file *sf;
-	pgoff_t nr_out;
-
-	mm_kunit_need_swap(test);
-	sf = mm_kunit_file_create(test, c->huge, c->size);
-	mm_kunit_file_write(test, sf, 0, c->hole * SZ_PAGE, 5);
-	mm_kunit_file_write(test, sf, (c->hole + c->nr_hole) * SZ_PAGE,
-			    c->size - (c->hole + c->nr_hole) * SZ_PAGE, 6);
-
-	/* The last page alone: the read's one lookup meets a swap entry */
-	nr_out = swapped_out(test, c, sf);
-	KUNIT_ASSERT_EQ(test, mm_kunit_nr_swapped(sf, last, 1), 1);
-	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, last * SZ_PAGE, SZ_PAGE);
-
-	/* The whole file, into a kernel and into a user buffer */
-	KUNIT_ASSERT_EQ(test, swapped_out(test, c, sf), nr_out);
-	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_KVEC, 0, c->size);
-	KUNIT_EXPECT_EQ_MSG(test, mm_kunit_nr_swapped(sf, 0, last + 1), 0,
-			    "a read left pages swapped out");
-	swapped_out(test, c, sf);
-	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF, 0, c->size);
-}
-
 /* ---- zero fill -------------------------------------------------------- */
 
 /*
@@ -675,12 +570,14 @@ static void shmem_read_swapped_out_bytes(struct kunit *test)
  */
 static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 {
-	struct mm_kunit_file *sf = mm_kunit_file_create(test, "always", PMD_BYTES);
 	struct mm_kunit_reader *r = test->priv;
 	unsigned long ubuf = r->ubuf + MM_KUNIT_READER_USABLE - 2 * SZ_4K;
+	struct mm_kunit_file *sf;
 	loff_t pos = SZ_4K;
 	ssize_t ret;
 
+	lockless_param(test);
+	sf = mm_kunit_file_create(test, "always", PMD_BYTES);
 	mm_kunit_file_falloc(test, sf, 0, PMD_BYTES);
 	mm_kunit_need_pmd_folio(test, sf, 0);
 	ret = vfs_read(sf->file, (char __user *)ubuf, 16 * SZ_4K, &pos);
@@ -725,78 +622,6 @@ static void shmem_read_sgp_noalloc_hole_enoent(struct kunit *test)
 	}
 }
 
-/* ---- filemap_get_read_batch() ------------------------------------------- */
-
-/*
- * The batch that shmem-batch's loop reads through comes from 7.3's
- * filemap_get_read_batch(), which is static: these rows need the test hook
- * that makes it visible to KUnit (FILEMAP_GET_READ_BATCH in mm_hooks.h) and
- * skip without it.  The same boundaries of the exported
- * filemap_get_folios_contig() are pinned on every kernel by the
- * filemap_batch suite.
- */
-struct batch_bound {
-	const char *desc;	/* one word, as KTAP names a parameter */
-	unsigned int layout;	/* in layouts[] */
-	pgoff_t need_pmd;	/* another index that must be in a PMD folio */
-	pgoff_t index, max;	/* the call */
-	unsigned int want_nr;	/* folios in the batch */
-	pgoff_t want_last;	/* the index of the last one */
-};
-
-#define SMALL_WRITTEN		0
-#define SMALL_FALLOCATED	2
-#define LARGE_WRITTEN		3
-#define PMD_PAGES		(PMD_BYTES >> PAGE_SHIFT)
-
-static const struct batch_bound batch_bounds[] = {
-	{ "index-past-max-empty",
-	  SMALL_WRITTEN, ULONG_MAX, 10, 9, 0, 0 },
-	{ "max-last-index-that-fits-full-batch",
-	  SMALL_WRITTEN, ULONG_MAX, 0, FOLIO_BATCH_SIZE - 1,
-	  FOLIO_BATCH_SIZE, FOLIO_BATCH_SIZE - 1 },
-	{ "max-one-short-stops-at-max",
-	  SMALL_WRITTEN, ULONG_MAX, 0, FOLIO_BATCH_SIZE - 2,
-	  FOLIO_BATCH_SIZE - 1, FOLIO_BATCH_SIZE - 2 },
-	{ "large-folio-crossing-max-alone",
-	  LARGE_WRITTEN, PMD_PAGES, 3, 100, 1, 0 },
-	{ "max-on-large-folio-last-page-alone",
-	  LARGE_WRITTEN, PMD_PAGES, 0, PMD_PAGES - 1, 1, 0 },
-	{ "max-one-past-large-folio-takes-next",
-	  LARGE_WRITTEN, PMD_PAGES, 0, PMD_PAGES, 2, PMD_PAGES },
-	{ "not-uptodate-folio-ends-batch",
-	  SMALL_FALLOCATED, ULONG_MAX, 0, 20, 1, 0 },
-};
-
-KUNIT_ARRAY_PARAM_DESC(batch_bound, batch_bounds, desc);
-
-/*
- * filemap_get_read_batch() returns the folios from index up to the
- * inclusive max, a full batch or the first folio that is not uptodate,
- * whichever comes first, and a large folio that crosses max ends it.
- */
-static void shmem_read_batch_bounds(struct kunit *test)
-{
-	const struct batch_bound *b = test->param_value;
-	struct folio_batch fbatch;
-	struct mm_kunit_file *sf;
-	unsigned int nr;
-
-	MM_HOOK_REQUIRE(test, FILEMAP_GET_READ_BATCH);
-	sf = layout_build(test, &layouts[b->layout]);
-	if (b->need_pmd != ULONG_MAX)
-		mm_kunit_need_pmd_folio(test, sf, b->need_pmd);
-	folio_batch_init(&fbatch);
-	filemap_get_read_batch_hook(sf->file->f_mapping, b->index, b->max, &fbatch);
-	nr = folio_batch_count(&fbatch);
-	KUNIT_EXPECT_EQ_MSG(test, nr, b->want_nr, "folios for index %lu, max %lu",
-			    b->index, b->max);
-	if (nr && nr == b->want_nr)
-		KUNIT_EXPECT_EQ_MSG(test, fbatch.folios[nr - 1]->index,
-				    b->want_last, "the index of the last folio");
-	folio_batch_release(&fbatch);
-}
-
 /* Each case gets a reader (test->priv) */
 static int shmem_read_test_init(struct kunit *test)
 {
@@ -805,17 +630,17 @@ static int shmem_read_test_init(struct kunit *test)
 }
 
 static struct kunit_case shmem_read_cases[] = {
-	KUNIT_CASE_PARAM(shmem_read_layout_bytes_match, layout_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_layout_bytes_match, layout_run_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_layout_whole_read_batched,
-			 layout_gen_params),
-	KUNIT_CASE(shmem_read_hwpoison_fallback_exact_bytes),
-	KUNIT_CASE(shmem_read_hwpoison_fallback_stops_at_poison),
-	KUNIT_CASE(shmem_read_refcounts_unchanged),
-	KUNIT_CASE_PARAM(shmem_read_waits_for_locked_folio, locked_gen_params),
-	KUNIT_CASE(shmem_read_zero_fill_fault_is_short),
+			 layout_run_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_hwpoison_fallback_exact_bytes,
+			 lockless_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_hwpoison_fallback_stops_at_poison,
+			 lockless_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_refcounts_unchanged, lockless_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_zero_fill_fault_is_short,
+			 lockless_gen_params),
 	KUNIT_CASE(shmem_read_sgp_noalloc_hole_enoent),
-	KUNIT_CASE_PARAM(shmem_read_swapped_out_bytes, swapped_gen_params),
-	KUNIT_CASE_PARAM(shmem_read_batch_bounds, batch_bound_gen_params),
 	{}
 };
 

@@ -36,6 +36,7 @@
 
 #include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
+#include "shmem_read_cut.h"
 
 #define SZ_PAGE		PAGE_SIZE
 #define PMD_BYTES	MM_KUNIT_PMD_BYTES
@@ -100,7 +101,8 @@ static int stall_kthread(void *arg)
  * stalled_read() - read a file whole into a user buffer that stalls
  * @test: the case
  * @sf: the file, read from offset 0 up to its size
- * @page: the buffer page whose first fault stalls the read
+ * @page: the buffer page whose first fault stalls the read (the pages
+ *	before it are faulted in first)
  * @act: run by a kthread while the read is stalled there, with @arg
  * @arg: passed to @act
  * @act_ret: set to what @act returned (-ETIMEDOUT: the read never
@@ -144,6 +146,13 @@ static ssize_t stalled_read(struct kunit *test, struct mm_kunit_file *sf,
 	if (!ubuf || IS_ERR_VALUE(ubuf))
 		return ubuf ? (long)ubuf : -ENOMEM;
 
+	/*
+	 * The buffer pages before @page faulted in: a read copying with
+	 * faults disabled first falls short at @page, in the copy of the
+	 * file page that goes there
+	 */
+	if (fault_in_writeable((char __user *)ubuf, page * PAGE_SIZE))
+		return -EFAULT;
 	task = kthread_run(stall_kthread, st, "shmem_read_stall");
 	if (IS_ERR(task))
 		return PTR_ERR(task);
@@ -172,52 +181,119 @@ static u8 *file_sized_buf(struct kunit *test, struct mm_kunit_file *sf)
 
 #define CUT_PAGES	16
 #define CUT_AT		(10 * SZ_PAGE + 100)
+#define CUT_SEED	9
+
+KUNIT_ARRAY_PARAM_DESC(cut, shmem_cut_modes, name);
 
 struct cut_arg {
 	struct mm_kunit_file *sf;
-	enum mm_kunit_cut cut;
+	const char *name;	/* of the cut mode */
+	enum shmem_cut cut;
+	struct page *reused[SHMEM_CUT_REUSE_PAGES];
 };
 
-static int cut_act(void *arg)
+/* The pages the cut freed taken for other data, and given back */
+static void cut_unreuse(void *arg)
 {
 	struct cut_arg *ca = arg;
 
-	return mm_kunit_file_cut(ca->sf, CUT_AT, ca->cut);
+	shmem_cut_unreuse(ca->reused);
+}
+
+/* Cut the tail, then reuse the freed pages at once, on the same CPU */
+static int cut_act(void *arg)
+{
+	struct cut_arg *ca = arg;
+	int ret = shmem_cut_file(ca->sf->file, CUT_AT, ca->sf->size, ca->cut);
+
+	if (!ret)
+		shmem_cut_reuse(ca->reused);
+	return ret;
+}
+
+/**
+ * cut_judge() - judge a read of the whole cut file by shmem_cut_judge()
+ * @test: the case
+ * @ca: the file and the cut
+ * @when: when the read ran, relative to the cut
+ * @max_ret: see struct shmem_cut_read
+ * @got: the bytes the read returned
+ * @ret: what it returned
+ * @what: names the read in the failure
+ */
+static void cut_judge(struct kunit *test, struct cut_arg *ca,
+		      enum shmem_cut_when when, loff_t max_ret, const u8 *got,
+		      ssize_t ret, const char *what)
+{
+	const struct shmem_cut_read rd = {
+		.cut = CUT_AT, .size = ca->sf->size,
+		.head_seed = CUT_SEED, .tail_seed = CUT_SEED,
+		.when = when, .mode = ca->cut, .max_ret = max_ret,
+	};
+	struct shmem_cut_bad bad;
+	char msg[96];
+
+	if (shmem_cut_judge(&rd, got, ret, &bad))
+		return;
+	shmem_cut_bad_str(&bad, msg, sizeof(msg));
+	KUNIT_FAIL(test, "%s: %s: %s", ca->name, what, msg);
+}
+
+/* A file of CUT_PAGES written pages, with its cut and a buffer for a read */
+static struct cut_arg *cut_setup(struct kunit *test,
+				 const struct shmem_cut_mode *c, u8 **kbuf)
+{
+	struct cut_arg *ca = kunit_kzalloc(test, sizeof(*ca), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ca);
+	ca->cut = c->cut;
+	ca->name = c->name;
+	ca->sf = mm_kunit_file_create(test, "never", CUT_PAGES * SZ_PAGE);
+	mm_kunit_file_write(test, ca->sf, 0, ca->sf->size, CUT_SEED);
+	mm_kunit_defer(test, cut_unreuse, ca);
+	*kbuf = file_sized_buf(test, ca->sf);
+	return ca;
+}
+
+/* A read that began after the cut: zeroes past it, or the short file */
+static void cut_read_after(struct kunit *test, struct cut_arg *ca, u8 *kbuf)
+{
+	loff_t pos = 0;
+	ssize_t n = kernel_read(ca->sf->file, kbuf, ca->sf->size, &pos);
+
+	cut_judge(test, ca, SHMEM_CUT_BEFORE_READ, 0, kbuf, n,
+		  "a read begun after the cut");
 }
 
 /*
- * A read stalled in the fault of the buffer page that the page holding
- * the cut is copied to, while the tail is truncated (down and up again)
- * or punched, returns the pattern below the cut and zeroes after it: the
- * folios past the cut are not copied.  v1's batch, held across the fault
- * and never checked against folio->mapping, returned their old bytes.
+ * A read stalled in the copy of the page holding the cut (in the fault of
+ * the buffer page it is copied to; the buffer pages before are faulted in
+ * already), while the tail is truncated (down, or down and up again) or
+ * punched and the pages freed are reused at once for other data, returns
+ * what shmem_read_cut.h allows: the pattern below the cut, old bytes or
+ * zeroes for what the cut removed meanwhile, never bytes that were not in
+ * the file (a freed folio copied from without a reference), and no more
+ * than the page being copied when the file was left short.  A read begun
+ * after the cut reads zeroes there, or stops at the cut.
  */
-KUNIT_ARRAY_PARAM_DESC(cut, mm_kunit_cut_modes, name);
-
 static void shmem_read_pins_cut_during_copy_no_stale_bytes(struct kunit *test)
 {
-	const struct mm_kunit_cut_mode *c = test->param_value;
+	const struct shmem_cut_mode *c = test->param_value;
 	struct cut_arg *ca;
 	int act_ret;
 	ssize_t n;
 	u8 *kbuf;
 
-	ca = kunit_kzalloc(test, sizeof(*ca), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, ca);
-	ca->cut = c->cut;
-	ca->sf = mm_kunit_file_create(test, "never", CUT_PAGES * SZ_PAGE);
-	mm_kunit_file_write(test, ca->sf, 0, ca->sf->size, 9);
-	memset(ca->sf->want + CUT_AT, 0, ca->sf->size - CUT_AT);
-	kbuf = file_sized_buf(test, ca->sf);
-
+	ca = cut_setup(test, c, &kbuf);
 	n = stalled_read(test, ca->sf, CUT_AT >> PAGE_SHIFT, cut_act, ca,
 			 &act_ret, kbuf);
 	KUNIT_ASSERT_NE_MSG(test, act_ret, -ETIMEDOUT,
 			    "the read never faulted on buffer page %lu",
 			    (unsigned long)(CUT_AT >> PAGE_SHIFT));
 	KUNIT_ASSERT_EQ_MSG(test, act_ret, 0, "cutting the tail failed");
-	KUNIT_ASSERT_EQ(test, n, (ssize_t)ca->sf->size);
-	mm_kunit_check_bytes(test, kbuf, ca->sf->want, 0, n, c->name);
+	cut_judge(test, ca, SHMEM_CUT_DURING_READ,
+		  round_up(CUT_AT, SZ_PAGE), kbuf, n, "the stalled read");
+	cut_read_after(test, ca, kbuf);
 }
 
 /* ---- a cut while the read waits for a folio lock ------------------------ */
@@ -244,34 +320,35 @@ static int lock_wait_reader(void *arg)
 /*
  * A read through a kernel buffer (kernel_read(), which does not fault)
  * that waits for the lock of a folio that is not uptodate, as migration
- * leaves one, while the tail past that folio is truncated (down and up
- * again) or punched, returns the pattern below the cut and zeroes after
- * it: the folios past the cut, which the read's batch still holds, are
- * not copied.  Without the check of folio->mapping the batch returned
- * their old bytes.
+ * leaves one, while the tail past that folio is truncated (down, or down
+ * and up again) or punched and the pages freed are reused at once for
+ * other data, returns what shmem_read_cut.h allows: the folios past the
+ * cut that its batch may hold are copied old or not at all, never after
+ * their memory went to other data, and a read that finds the file
+ * truncated before reaching the cut stops exactly there.  A read begun
+ * after the cut reads zeroes there, or stops at the cut.
  */
 static void shmem_read_pins_cut_during_lock_wait_no_stale_bytes(struct kunit *test)
 {
-	const struct mm_kunit_cut_mode *c = test->param_value;
+	const struct shmem_cut_mode *c = test->param_value;
 	const loff_t at = LOCKED_PAGE * SZ_PAGE;
 	struct lock_wait_read *lw;
 	struct task_struct *task;
 	unsigned long deadline;
 	struct folio *folio;
+	struct cut_arg *ca;
 	bool waited;
-	void *kaddr;
-	int cut_ret;
+	u8 *kaddr;
+	int cut_ret, i;
 
 	lw = kunit_kzalloc(test, sizeof(*lw), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, lw);
-	lw->sf = mm_kunit_file_create(test, "never", CUT_PAGES * SZ_PAGE);
-	mm_kunit_file_write(test, lw->sf, 0, at, 9);
-	mm_kunit_file_write(test, lw->sf, at + SZ_PAGE,
-			    lw->sf->size - at - SZ_PAGE, 9);
+	ca = cut_setup(test, c, &lw->buf);
+	lw->sf = ca->sf;
+	/* page LOCKED_PAGE fallocated: filled below, as migration would */
+	KUNIT_ASSERT_EQ(test, vfs_fallocate(lw->sf->file, FALLOC_FL_PUNCH_HOLE |
+					    FALLOC_FL_KEEP_SIZE, at, SZ_PAGE), 0);
 	mm_kunit_file_falloc(test, lw->sf, at, SZ_PAGE);
-	memset(lw->sf->want + at, 0x5a, SZ_PAGE);
-	memset(lw->sf->want + CUT_AT, 0, lw->sf->size - CUT_AT);
-	lw->buf = file_sized_buf(test, lw->sf);
 	init_completion(&lw->done);
 
 	folio = filemap_lock_folio(lw->sf->file->f_mapping, LOCKED_PAGE);
@@ -292,12 +369,13 @@ static void shmem_read_pins_cut_during_lock_wait_no_stale_bytes(struct kunit *te
 	       time_before(jiffies, deadline))
 		schedule_timeout_uninterruptible(1);
 	waited = folio_test_waiters(folio) && !completion_done(&lw->done);
-	cut_ret = waited ? mm_kunit_file_cut(lw->sf, CUT_AT, c->cut) : 0;
+	cut_ret = waited ? cut_act(ca) : 0;
 
 	/* Filled and unlocked as migration would; no assert while locked */
 	if (!folio_test_uptodate(folio)) {
 		kaddr = kmap_local_folio(folio, 0);
-		memset(kaddr, 0x5a, SZ_PAGE);
+		for (i = 0; i < SZ_PAGE; i++)
+			kaddr[i] = mm_test_pattern(at + i, CUT_SEED);
 		kunmap_local(kaddr);
 		flush_dcache_folio(folio);
 		folio_mark_uptodate(folio);
@@ -311,9 +389,10 @@ static void shmem_read_pins_cut_during_lock_wait_no_stale_bytes(struct kunit *te
 			      "%s: the read returned %zd without waiting for the locked folio",
 			      c->name, lw->ret);
 	KUNIT_ASSERT_EQ_MSG(test, cut_ret, 0, "%s: cutting the tail", c->name);
-	KUNIT_ASSERT_EQ_MSG(test, lw->ret, (ssize_t)lw->sf->size, "%s: the read",
-			    c->name);
-	mm_kunit_check_bytes(test, lw->buf, lw->sf->want, 0, lw->ret, c->name);
+	/* It had copied nothing past the locked page when the cut began */
+	cut_judge(test, ca, SHMEM_CUT_DURING_READ, CUT_AT, lw->buf, lw->ret,
+		  "the read waiting for the lock");
+	cut_read_after(test, ca, lw->buf);
 }
 
 /* ---- later folios while the read is stalled ---------------------------- */

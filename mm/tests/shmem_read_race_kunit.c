@@ -4,10 +4,10 @@
  * kthread reads a file in a loop while the case cuts off its tail and
  * writes it back, thousands of times, and judges every byte it read.
  * KUNIT_CASE_SLOW, in a suite of its own so that make test's races stage
- * selects it by name ("*_race") next to lockless_read_race.  Which folio a
- * read overlapping a cut may still copy is pinned without timing luck by
- * shmem_read_pins_cut_during_copy_no_stale_bytes in
- * shmem_read_pins_kunit.c.
+ * selects it by name ("*_race") next to lockless_read_race.  What a read
+ * racing a cut may return is shmem_read_cut.h's rule, the same that
+ * shmem_read_pins_cut_during_copy_no_stale_bytes in shmem_read_pins_kunit.c
+ * applies to a read stalled at a known point of the cut.
  */
 
 #include <kunit/test.h>
@@ -20,6 +20,7 @@
 
 #include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
+#include "shmem_read_cut.h"
 
 #define SZ_PAGE		PAGE_SIZE
 
@@ -49,59 +50,46 @@ static u8 race_tail_seed(int round)
 
 struct race {
 	struct mm_kunit_file *sf;
-	enum mm_kunit_cut cut;
+	enum shmem_cut cut;
 	atomic_t phase;		/* 4 * round + 0 full, 1 cutting, 2 cut, 3 refill */
 	atomic_t judged_cut;	/* reads judged entirely inside phase 2 */
 	wait_queue_head_t wq;
 	u8 *buf;
 	unsigned long reads, judged, overlapped, bad;
-	loff_t bad_off;
-	u8 bad_got, bad_want;
+	struct shmem_cut_bad first_bad;
 	struct task_struct *reader;
 	struct completion exited;
 };
 
 /*
- * One read of the whole file, judged against the phase it ran in: bytes
- * below the cut are always the first write's pattern; from the cut on, a
- * read inside the full phase sees this round's tail, one overlapping the
- * cut this round's tail or zero, and one that began after the cut
- * completed zeroes.  (Which folio a read overlapping the cut may still
- * copy is pinned deterministically by
- * shmem_read_pins_cut_during_copy_no_stale_bytes.)
+ * One read of the whole file, judged by shmem_read_cut.h's rule against
+ * the phases it began and ended in: a read that ended in the full phase
+ * ended before the cut began (this round's tail, not an earlier round's),
+ * one that began in the cut phase began after the cut was complete
+ * (zeroes from the cut on, or the short file), any other overlapped the
+ * cut (old bytes or zeroes, byte by byte).  Reads overlapping the refill
+ * are not judged.
  */
 static void race_judge(struct race *rc, int p0, int p1, ssize_t n)
 {
-	const u8 tail = race_tail_seed(p0 / 4);
-	loff_t i;
+	struct shmem_cut_read rd = {
+		.cut = RACE_CUT, .size = rc->sf->size,
+		.head_seed = RACE_SEED, .tail_seed = race_tail_seed(p0 / 4),
+		.mode = rc->cut, .when = SHMEM_CUT_DURING_READ,
+	};
+	struct shmem_cut_bad bad;
 
 	if (p0 / 4 != p1 / 4 || p1 % 4 == 3 || n < 0)
 		return;
 	rc->judged++;
 	if (p0 % 4 != p1 % 4)
 		rc->overlapped++;
-	for (i = 0; i < n; i++) {
-		u8 got = rc->buf[i];
-		u8 want = mm_test_pattern(i, i < RACE_CUT ? RACE_SEED : tail);
-		bool ok;
-
-		if (i < RACE_CUT)
-			ok = got == want;
-		else if (p0 % 4 == 2)
-			ok = !got;
-		else if (p1 % 4 == 0)
-			ok = got == want;
-		else
-			ok = !got || got == want;
-		if (!ok) {
-			if (!rc->bad++) {
-				rc->bad_off = i;
-				rc->bad_got = got;
-				rc->bad_want = want;
-			}
-			break;
-		}
-	}
+	if (p1 % 4 == 0)
+		rd.when = SHMEM_CUT_AFTER_READ;
+	else if (p0 % 4 == 2)
+		rd.when = SHMEM_CUT_BEFORE_READ;
+	if (!shmem_cut_judge(&rd, rc->buf, n, &bad) && !rc->bad++)
+		rc->first_bad = bad;
 	if (p0 % 4 == 2 && p1 % 4 == 2) {
 		atomic_inc(&rc->judged_cut);
 		wake_up(&rc->wq);
@@ -139,27 +127,29 @@ static void race_stop_reader(void *arg)
 
 static void race_cut(struct kunit *test, struct race *rc)
 {
-	KUNIT_ASSERT_EQ(test, mm_kunit_file_cut(rc->sf, RACE_CUT, rc->cut), 0);
+	KUNIT_ASSERT_EQ(test, shmem_cut_file(rc->sf->file, RACE_CUT,
+					     rc->sf->size, rc->cut), 0);
 }
 
-KUNIT_ARRAY_PARAM_DESC(cut, mm_kunit_cut_modes, name);
+KUNIT_ARRAY_PARAM_DESC(cut, shmem_cut_modes, name);
 
 /*
  * A reader kthread reads the whole file in a loop while this thread cuts
- * off its tail (truncate down and up again, or punch a hole) and writes
- * it back with a new seed, RACE_ROUNDS times (more, up to RACE_MAX_ROUNDS, until a read
- * overlapped a cut); no read may return a byte from a folio the cut had
- * removed.  Bounded by the round count; reads are counted.  Slow (up to
- * 40 000 rounds): make test runs it in its races stage.  It needs a
+ * off its tail (truncate down, down and up again, or punch a hole) and
+ * writes it back with a new seed, RACE_ROUNDS times (more, up to
+ * RACE_MAX_ROUNDS, until a read overlapped a cut); every read keeps
+ * shmem_read_cut.h's rule (race_judge()).  Bounded by the round count;
+ * reads are counted.  Slow (up to 40 000 rounds): make test runs it in its races stage.  It needs a
  * second CPU: on one, a non-preemptible kernel may never run the reader
  * in the middle of a cut.
  */
 static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 {
-	const struct mm_kunit_cut_mode *c = test->param_value;
+	const struct shmem_cut_mode *c = test->param_value;
 	struct race *rc = test->priv;
 	struct task_struct *task;
 	int round, seen;
+	char msg[96];
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "machine: needs 2 CPUs for the reader to overlap a cut, %u online",
@@ -203,9 +193,10 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 
 	kunit_info(test, "%s: %d rounds, %lu reads, %lu judged, %lu overlapped a cut, %lu bad",
 		   c->name, round, rc->reads, rc->judged, rc->overlapped, rc->bad);
-	KUNIT_EXPECT_EQ_MSG(test, rc->bad, 0,
-			    "first bad byte at %lld: %#x, want %#x (or 0 while cut)",
-			    rc->bad_off, rc->bad_got, rc->bad_want);
+	if (rc->bad) {
+		shmem_cut_bad_str(&rc->first_bad, msg, sizeof(msg));
+		KUNIT_FAIL(test, "%lu bad reads, the first: %s", rc->bad, msg);
+	}
 	KUNIT_EXPECT_GT_MSG(test, rc->overlapped, 0,
 			    "no read overlapped a cut: the race was not exercised");
 }
