@@ -459,19 +459,6 @@ static int sync_fn(void *data)
 /* Pages of each set drain_in_flight frees */
 #define IN_FLIGHT_PAGES	8
 
-/* Whether an expedited grace period started since @c0 was taken */
-static bool exp_gp_started(const struct rcu_gp_seq *c0)
-{
-#ifdef CONFIG_TREE_RCU
-	struct rcu_gp_seq c;
-
-	get_state_synchronize_rcu_full(&c);
-	return c.exp != c0->exp;
-#else
-	return false;
-#endif
-}
-
 /*
  * The two-list rule on the drain, and nothing lost: pages freed while a
  * drain has its pages in flight (taken off the lists, its expedited grace
@@ -537,7 +524,7 @@ static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
 	deadline = jiffies + 10 * HZ;
 	while (!(returned = completion_done(&call->done)) &&
 	       !((waiting = rfk_in_gp_wait(task)) &&
-		 (started = exp_gp_started(&c0))) &&
+		 (started = rfk_exp_gp_started(&c0))) &&
 	       time_before(jiffies, deadline))
 		cpu_relax();
 	for (i = IN_FLIGHT_PAGES; i < ARRAY_SIZE(pages); i++)

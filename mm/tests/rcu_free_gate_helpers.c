@@ -9,11 +9,9 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
-#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/task.h>
-#include <linux/stacktrace.h>
 #include <linux/string.h>
 
 #include "rcu_free_gate.h"
@@ -27,32 +25,6 @@ struct rfg_gate {
 	bool hung;
 	unsigned int waits;
 };
-
-/*
- * Whether @task sleeps in a wait that needs a grace period to end: a
- * frame of synchronize_rcu*(), *wait_rcu_gp(), rcu_barrier*() or
- * *flush_work() (a struct rcu_work flushed) on its stack.
- */
-static bool rfg_waits(struct task_struct *task)
-{
-#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
-	char sym[KSYM_SYMBOL_LEN];
-	unsigned long entries[32];
-	unsigned int i, n;
-
-	if (task_is_running(task))
-		return false;
-	n = stack_trace_save_tsk(task, entries, ARRAY_SIZE(entries), 0);
-	for (i = 0; i < n; i++) {
-		sprint_symbol_no_offset(sym, entries[i]);
-		if (str_has_prefix(sym, "synchronize_rcu") ||
-		    str_has_prefix(sym, "rcu_barrier") ||
-		    strstr(sym, "wait_rcu_gp") || strstr(sym, "flush_work"))
-			return true;
-	}
-#endif
-	return false;
-}
 
 /* Stopped, or the case's task is gone (a case that ended early) */
 static bool rfg_done(struct rfg_gate *g)
@@ -72,7 +44,7 @@ static int rfg_fn(void *data)
 		waits = false;
 		rcu_read_lock();
 		WRITE_ONCE(g->inside, true);
-		while (!rfg_done(g) && !(waits = rfg_waits(g->target))) {
+		while (!rfg_done(g) && !(waits = rfk_in_gp_wait_any(g->target, true))) {
 			if (time_after(jiffies, deadline)) {
 				g->hung = true;
 				break;
@@ -85,7 +57,7 @@ static int rfg_fn(void *data)
 			break;
 		g->waits++;
 		/* Asleep meanwhile: a quiescent state for every flavour */
-		while (!rfg_done(g) && rfg_waits(g->target))
+		while (!rfg_done(g) && rfk_in_gp_wait_any(g->target, true))
 			usleep_range(20, 50);
 	}
 	WRITE_ONCE(g->stop, true);

@@ -609,7 +609,7 @@ struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,
 	return task;
 }
 
-bool rfk_in_gp_wait(struct task_struct *task)
+bool rfk_in_gp_wait_any(struct task_struct *task, bool barrier)
 {
 #if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
 	char sym[KSYM_SYMBOL_LEN];
@@ -624,9 +624,17 @@ bool rfk_in_gp_wait(struct task_struct *task)
 		if (str_has_prefix(sym, "synchronize_rcu") ||
 		    strstr(sym, "wait_rcu_gp"))
 			return true;
+		if (barrier && (str_has_prefix(sym, "rcu_barrier") ||
+				strstr(sym, "flush_work")))
+			return true;
 	}
 #endif
 	return false;
+}
+
+bool rfk_in_gp_wait(struct task_struct *task)
+{
+	return rfk_in_gp_wait_any(task, false);
 }
 
 bool rfk_gps_started(const struct rcu_gp_seq *c0, bool both)

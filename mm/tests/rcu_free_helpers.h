@@ -230,6 +230,11 @@ struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,
  */
 bool rfk_in_gp_wait(struct task_struct *task);
 /*
+ * rfk_in_gp_wait(), and with @barrier also a frame of rcu_barrier*() or
+ * *flush_work() (a struct rcu_work flushed waits for its grace period).
+ */
+bool rfk_in_gp_wait_any(struct task_struct *task, bool barrier);
+/*
  * Whether grace periods started since @c0 was taken (with none in
  * progress then: the cookie of get_state_synchronize_rcu_full() moved):
  * a normal and an expedited one if @both, else either.  False on Tiny RCU.
