@@ -279,6 +279,18 @@ static int queue_waiting(struct kunit *test, struct zone *zone, gfp_t gfp,
 	return got;
 }
 
+/* The zone a GFP_KERNEL page of this task comes from */
+static struct zone *kernel_zone(struct kunit *test)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	struct zone *zone;
+
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	zone = page_zone(page);
+	__free_page(page);
+	return zone;
+}
+
 /* A populated zone of this node other than @not, with nothing waiting */
 static struct zone *zone_not_waiting(struct kunit *test, struct zone *not)
 {
@@ -328,16 +340,12 @@ static void rcu_free_bound_compaction_nothing_waiting(struct kunit *test)
 	unsigned long drains0 = vm_event(test, "pgfree_rcu_drain");
 	int item = zone_stat_item(test, "nr_free_rcu");
 	struct zone *busy, *idle;
-	struct page *page;
 	int i, synced = 0;
 	bool held;
 
 	rfk_require_sync(test);
 	held = rfk_hold(test, "that the other zone's pages still wait");
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	busy = page_zone(page);
-	__free_page(page);
+	busy = kernel_zone(test);
 	idle = zone_not_waiting(test, busy);
 	KUNIT_ASSERT_GT(test, queue_waiting(test, busy, GFP_KERNEL, NR_QUEUED),
 			0);
@@ -378,15 +386,11 @@ static void rcu_free_bound_compaction_rate(struct kunit *test)
 	unsigned long drains0, drains, t0, elapsed, allowed;
 	int i, synced = 0, queued = 0;
 	struct zone *zone;
-	struct page *page;
 	bool held;
 
 	rfk_require_sync(test);
 	held = rfk_hold(test, "that the checks found pages waiting");
-	page = alloc_page(GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, page);
-	zone = page_zone(page);
-	__free_page(page);
+	zone = kernel_zone(test);
 
 	drains0 = vm_event(test, "pgfree_rcu_drain");
 	t0 = jiffies;
