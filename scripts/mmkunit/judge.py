@@ -8,6 +8,7 @@ failure is a pass), a splat in the guest log or a guest that stopped
 mid-suite fails the run (as a pseudo-case "guest.splat" /
 "guest.stopped")."""
 
+import json
 import os
 import re
 from typing import Dict, List, Optional, Tuple
@@ -304,3 +305,15 @@ def parse_guest_log(lines: List[str], kunit_dir: str) -> Dict[str, str]:
 	import kunit_printer
 	test = kunit_parser.parse_run_tests(lines, kunit_printer.null_printer)
 	return count_json(json.loads(kunit_json.get_json_result(test, kunit_json.Metadata())))
+
+
+def read_results(json_path: str) -> dict:
+	"""The case statuses of kunit.py's results.json (count_json()); {}
+	when the file is missing or unreadable (a guest that died early)."""
+	if not os.path.isfile(json_path):
+		return {}
+	with open(json_path) as f:
+		try:
+			return count_json(json.load(f))
+		except ValueError:
+			return {}

@@ -837,13 +837,7 @@ class Runner:
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
 				timeout, log, echo=False)
-		results = {}
-		if os.path.isfile(b.json_path):
-			with open(b.json_path) as f:
-				try:
-					results = judge.count_json(json.load(f))
-				except ValueError:
-					results = {}
+		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, self.groups, self.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 		return cases, b.result.seconds

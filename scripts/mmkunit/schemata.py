@@ -811,13 +811,7 @@ class SchemataRunner:
 		timeout = (base.race_timeout if races else base.timeout) or 600
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),
 				extra, timeout, log, echo=False)
-		results = {}
-		if os.path.isfile(b.json_path):
-			with open(b.json_path) as f:
-				try:
-					results = judge.count_json(json.load(f))
-				except ValueError:
-					results = {}
+		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, base.groups, base.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 		return cases, b.result.seconds, b
