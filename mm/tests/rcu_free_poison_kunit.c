@@ -4,9 +4,9 @@
  * PG_rcu_free (rcu-free series, patch 9, and patch 1's rule for poisoned
  * pages): a waiting page is freed first and then taken, never left
  * poisoned in the allocator's way; memory_failure() of a flagged folio in
- * use waits for the readers that may copy from it without a reference; a
- * soft-offlined folio is not queued while poisoned, and its free after an
- * unpoison waits for a grace period.
+ * use, or of one already poisoned, waits for the readers that may copy
+ * from it without a reference; a soft-offlined folio is not queued while
+ * poisoned, and its free after an unpoison waits for a grace period.
  */
 
 #include <kunit/test.h>
@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
@@ -101,6 +102,8 @@ static void rcu_free_poison_takes_waiting(struct kunit *test)
 struct mf_call {
 	unsigned long pfn;
 	bool soft;		/* soft_offline_page() instead */
+	int flags;		/* memory_failure()'s, besides MF_SW_SIMULATED */
+	struct mm_struct *mm;	/* the thread's while it calls, or NULL */
 	int ret;
 	struct completion done;
 };
@@ -109,8 +112,13 @@ static int mf_call_fn(void *data)
 {
 	struct mf_call *call = data;
 
+	if (call->mm)
+		kthread_use_mm(call->mm);
 	call->ret = call->soft ? soft_offline_page(call->pfn, 0) :
-				 memory_failure(call->pfn, MF_SW_SIMULATED);
+				 memory_failure(call->pfn,
+						MF_SW_SIMULATED | call->flags);
+	if (call->mm)
+		kthread_unuse_mm(call->mm);
 	complete(&call->done);
 	return 0;
 }
@@ -247,6 +255,61 @@ static void takes_both_lists(struct kunit *test, const struct poison_case *c)
 			    "nr_free_rcu not back: pages taken off the lists and not freed");
 }
 
+/* What mf_call_in_reader() saw from inside its reader section */
+struct mf_reader_seen {
+	bool poison;	/* PG_hwpoison set on the call's pfn */
+	bool returned;	/* the call returned inside the section */
+	bool waiting;	/* the call seen asleep in a grace-period wait */
+};
+
+/**
+ * mf_call_in_reader() - make @call on another CPU inside a reader section
+ * @test: the case
+ * @call: set up by mf_call_setup(), its pfn set
+ * @left_poisoned: the case's pfn to unpoison at its end, set to @call's
+ * @seen: what this thread saw from inside the section
+ *
+ * This thread is the reader: it spins in rcu_read_lock() on its CPU while
+ * the call runs on another, until PG_hwpoison is set and then until the
+ * call returns or is seen asleep in a wait for a grace period (its stack).
+ * 10 s for each are a hang guard, not a verdict.  Returns once the call
+ * has returned; aborts the case when the thread cannot be made.
+ */
+static void mf_call_in_reader(struct kunit *test, struct mf_call *call,
+			      unsigned long *left_poisoned,
+			      struct mf_reader_seen *seen)
+{
+	struct task_struct *task;
+	unsigned long deadline;
+
+	migrate_disable();
+	task = mf_call_thread(call);
+	if (IS_ERR(task)) {
+		migrate_enable();
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	/* Its stack is looked at until this thread has left the section */
+	get_task_struct(task);
+	*left_poisoned = call->pfn;
+
+	rcu_read_lock();
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(seen->poison = PageHWPoison(pfn_to_page(call->pfn))) &&
+	       !completion_done(&call->done) && time_before(jiffies, deadline))
+		cpu_relax();
+	deadline = jiffies + 10 * HZ;
+	seen->waiting = false;
+	while (!(seen->returned = completion_done(&call->done)) &&
+	       !(seen->waiting = rfk_in_gp_wait(task)) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+	put_task_struct(task);
+}
+
 /* The hot tmpfs folio of waits_for_readers, and its page that is poisoned */
 struct reader_case {
 	const char *name;
@@ -262,6 +325,25 @@ static const struct reader_case reader_cases[] = {
 };
 
 KUNIT_ARRAY_PARAM_DESC(reader, reader_cases, name);
+
+/* The verdict of a case whose call ran inside mf_call_in_reader() */
+static void expect_waited_for_reader(struct kunit *test,
+				     const struct mf_call *call,
+				     const struct mf_reader_seen *seen)
+{
+	KUNIT_EXPECT_TRUE_MSG(test, seen->poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_EQ(test, call->ret, 0);
+	KUNIT_EXPECT_FALSE_MSG(test, seen->returned,
+			       "memory_failure() returned inside a reader's section");
+	/* The 10 s are a hang guard: a reader let go without it is no verdict */
+	KUNIT_EXPECT_TRUE_MSG(test, seen->returned || seen->waiting,
+			      "memory_failure() not seen in a synchronize_rcu*() or wait_rcu_gp() wait in 10 s, blocked elsewhere");
+}
+
+static void mmput_action(void *mm)
+{
+	mmput(mm);
+}
 
 /*
  * memory_failure() of a hot tmpfs folio in use: a reader that found it
@@ -279,10 +361,9 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 {
 	const struct reader_case *c = test->param_value;
 	size_t size = PAGE_SIZE << c->order;
+	struct mf_reader_seen seen;
+	unsigned long *poisoned;
 	struct mf_call *call;
-	unsigned long *poisoned, deadline;
-	bool seen_poison, returned, waiting = false;
-	struct task_struct *task;
 	unsigned int order;
 	struct folio *folio;
 	struct vfsmount *mnt;
@@ -311,38 +392,57 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 			    "the write did not give the folio the case needs");
 	lru_add_drain_all();
 
-	migrate_disable();
-	task = mf_call_thread(call);
-	if (IS_ERR(task)) {
-		migrate_enable();
-		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
-	}
-	/* Its stack is looked at until this thread has left the section */
-	get_task_struct(task);
+	mf_call_in_reader(test, call, poisoned, &seen);
+	expect_waited_for_reader(test, call, &seen);
+}
+
+/*
+ * memory_failure() of a page that an earlier call poisoned but could not
+ * handle (a flagged folio in use, on no LRU), from a thread whose mm does
+ * not map it, with MF_ACTION_REQUIRED: it returns 0 (nothing to kill), and
+ * its caller may then act on the page (x86 unmaps it from the direct
+ * map), so it must wait for the readers that may still copy from it as
+ * the first poisoning does when it succeeds.  The earlier call failed, so
+ * no one waited.  The reader is this thread, as in waits_for_readers.
+ */
+static void rcu_free_poison_again_waits_for_readers(struct kunit *test)
+{
+	struct mf_reader_seen seen;
+	unsigned long *poisoned;
+	struct mm_struct *mm;
+	struct mf_call *call;
+	struct page *page;
+	int first;
+
+	require_memory_failure(test);
+	call = mf_call_setup(test, &poisoned);
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mmput_action, mm), 0);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	call->pfn = page_to_pfn(page);
 	*poisoned = call->pfn;
+	first = memory_failure(call->pfn, MF_SW_SIMULATED);
+	if (!PageHWPoison(page)) {
+		__free_page(page);
+		*poisoned = 0;
+		KUNIT_FAIL_AND_ABORT(test,
+				     "memory_failure() of a page in use left it unpoisoned (%d)",
+				     first);
+	}
+	KUNIT_ASSERT_NE_MSG(test, first, 0,
+			    "the first call handled a page in use on no LRU");
+	folio_set_rcu_free(page_folio(page));
+	call->flags = MF_ACTION_REQUIRED;
+	call->mm = mm;
 
-	rcu_read_lock();
-	wake_up_process(task);
-	deadline = jiffies + 10 * HZ;
-	while (!(seen_poison = PageHWPoison(pfn_to_page(call->pfn))) &&
-	       !completion_done(&call->done) && time_before(jiffies, deadline))
-		cpu_relax();
-	deadline = jiffies + 10 * HZ;
-	while (!(returned = completion_done(&call->done)) &&
-	       !(waiting = rfk_in_gp_wait(task)) && time_before(jiffies, deadline))
-		cpu_relax();
-	rcu_read_unlock();
-	migrate_enable();
-	wait_for_completion(&call->done);
-	put_task_struct(task);
+	mf_call_in_reader(test, call, poisoned, &seen);
+	/* The unpoison drops this case's reference: the page's last */
+	if (page_count(page) == 1 && !unpoison_memory(call->pfn))
+		*poisoned = 0;
 
-	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
-	KUNIT_EXPECT_EQ(test, call->ret, 0);
-	KUNIT_EXPECT_FALSE_MSG(test, returned,
-			       "memory_failure() returned inside a reader's section");
-	/* The 10 s are a hang guard: a reader let go without it is no verdict */
-	KUNIT_EXPECT_TRUE_MSG(test, returned || waiting,
-			      "memory_failure() not seen in a synchronize_rcu*() or wait_rcu_gp() wait in 10 s, blocked elsewhere");
+	expect_waited_for_reader(test, call, &seen);
 }
 
 /*
@@ -740,6 +840,7 @@ static void rcu_free_poison_offline_cached_then_unpoison(struct kunit *test)
 static struct kunit_case rcu_free_poison_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
 	KUNIT_CASE_PARAM(rcu_free_poison_waits_for_readers, reader_gen_params),
+	KUNIT_CASE(rcu_free_poison_again_waits_for_readers),
 	KUNIT_CASE(rcu_free_poison_queued_during_lookup),
 	KUNIT_CASE(rcu_free_poison_queued_after_sync),
 	KUNIT_CASE(rcu_free_poison_poisoned_page_of_queued_folio),
