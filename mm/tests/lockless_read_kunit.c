@@ -670,11 +670,13 @@ static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
 struct aba_case {
 	const char *name;
 	bool evict;	/* delete the file and evict its inode; else truncate */
+	bool off;	/* lockless_page_cache_read turned off first (patch 18) */
 };
 
 static const struct aba_case aba_cases[] = {
-	{ "truncated", false },
-	{ "evicted", true },
+	{ "truncated", false, false },
+	{ "evicted", true, false },
+	{ "truncated, switch off", false, true },
 };
 
 KUNIT_ARRAY_PARAM_DESC(aba, aba_cases, name);
@@ -698,7 +700,10 @@ static void hold_release(void *unused)
  * decides when no grace period ended between the last reference and the
  * look at the page (poll_state_synchronize_rcu_full()), and else skips;
  * the count then decides only when no page of an earlier case was still
- * waiting (those could leave the lists meanwhile).
+ * waiting (those could leave the lists meanwhile).  "switch off": the
+ * same once lockless_page_cache_read is 0 (patch 18), which must leave
+ * the flag and the deferred free alone: a read that tested the switch
+ * before may still be copying.
  */
 static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 {
@@ -713,9 +718,14 @@ static void lockless_read_evicted_folio_free_deferred(struct kunit *test)
 	struct page *page;
 	int ref;
 
+	if (c->off && !lr_switch_exists(test))
+		kunit_skip(test,
+			   "not applied: no lockless_page_cache_read switch (rcu-free patch 18)");
 	lf = lr_hot_file(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 10);
 	/* Every flagged page of the file waits once the file lets go */
 	nr = lr_pages_flagged(lf, 2);
+	if (c->off)
+		lr_switch(test, false);
 	folio = filemap_get_folio(lf->file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
 	page = &folio->page;
