@@ -568,7 +568,7 @@ static void lazyfree_thp_half_madvised_rest_kept(struct kunit *test)
 					  "offset %lu is not mapped after MADV_FREE", off);
 		lazyfree = folio_test_lazyfree(folio) && !folio_test_large(folio);
 		folio_put(folio);
-		if (lazyfree != off < half) {
+		if (lazyfree != (off < half)) {
 			KUNIT_FAIL(test, "offset %lu, %s, is %s",
 				   off, off < half ? "madvised" : "not madvised",
 				   lazyfree ? "a lazyfree small folio" :

@@ -3,6 +3,8 @@
  * A truncation racing tmpfs reads (suite shmem_read_race): a reader
  * kthread reads a file in a loop while the case cuts off its tail and
  * writes it back, thousands of times, and judges every byte it read.
+ * And migration or swap-out of the file's folios racing reads through
+ * shmem's batch (the lockless read off): every byte equals the file.
  * KUNIT_CASE_SLOW, in a suite of its own so that make test's races stage
  * selects it by name ("*_race") next to lockless_read_race.  What a read
  * racing a cut may return is shmem_read_cut.h's rule, the same that
@@ -16,11 +18,13 @@
 #include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/sched/task.h>
+#include <linux/swap.h>
 #include <linux/wait.h>
 
 #include "mm_kunit_helpers.h"
 #include "mm_test_util.h"
 #include "shmem_read_cut.h"
+#include "shmem_read_helpers.h"
 
 #define SZ_PAGE		PAGE_SIZE
 
@@ -201,6 +205,189 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 			    "no read overlapped a cut: the race was not exercised");
 }
 
+/* ---- folios moved under batched reads ---------------------------------- */
+
+#define MOVE_PAGES	16
+#define MOVE_SEED	23
+/*
+ * Passes over the file's folios, each followed by a read; more, up to the
+ * max, until enough reads overlapped a move
+ */
+#define MOVE_ROUNDS	300
+#define MOVE_MAX_ROUNDS	(10 * MOVE_ROUNDS)
+#define MOVE_OVERLAPS	50
+
+/* What moves the folios: a migration, or a reclaim that swaps them out */
+struct move_mode {
+	const char *name;
+	bool (*move)(struct folio *folio);
+	bool swap;
+};
+
+static const struct move_mode move_modes[] = {
+	{ "migration", mm_kunit_migrate_folio, false },
+	{ "swap-out", mm_kunit_reclaim_folio, true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(move, move_modes, name);
+
+struct move_race {
+	struct mm_kunit_file *sf;
+	u8 *buf;
+	atomic_t moves;		/* folios moved so far */
+	atomic_long_t reads;	/* reads done so far */
+	wait_queue_head_t wq;	/* woken after each read */
+	unsigned long overlapped, bad;
+	ssize_t bad_ret;	/* what the first bad read returned */
+	loff_t bad_off;		/* its first wrong byte, if it returned all */
+	u8 got, want;
+	struct task_struct *reader;
+	struct completion exited;
+};
+
+/* Judge one read of the whole file: all of it, byte for byte */
+static void move_judge(struct move_race *mr, ssize_t n)
+{
+	size_t size = mr->sf->size, i;
+
+	if (n == size && !memcmp(mr->buf, mr->sf->want, size))
+		return;
+	if (mr->bad++)
+		return;
+	mr->bad_ret = n;
+	if (n != size)
+		return;
+	for (i = 0; mr->buf[i] == mr->sf->want[i]; i++)
+		;
+	mr->bad_off = i;
+	mr->got = mr->buf[i];
+	mr->want = mr->sf->want[i];
+}
+
+/*
+ * Read the whole file in a loop (nothing writes it); a read during which
+ * a move completed overlapped one.
+ */
+static int move_reader(void *arg)
+{
+	struct move_race *mr = arg;
+
+	while (!kthread_should_stop()) {
+		loff_t pos = 0;
+		int m0 = atomic_read(&mr->moves);
+		ssize_t n = kernel_read(mr->sf->file, mr->buf, mr->sf->size,
+					&pos);
+
+		if (atomic_read(&mr->moves) != m0)
+			mr->overlapped++;
+		move_judge(mr, n);
+		atomic_long_inc(&mr->reads);
+		wake_up(&mr->wq);
+		cond_resched();
+	}
+	complete(&mr->exited);
+	return 0;
+}
+
+static void move_stop_reader(void *arg)
+{
+	struct move_race *mr = arg;
+
+	kthread_stop(mr->reader);
+	wait_for_completion(&mr->exited);
+	put_task_struct(mr->reader);
+}
+
+/*
+ * Migration or swap-out of a tmpfs file's folios while a reader kthread
+ * reads the whole file in a loop with the lockless read off, so through
+ * shmem's batch of folio references: a moved folio's new copy is put in
+ * its slot locked and not yet uptodate, a swapped-out one leaves a swap
+ * entry, and a folio the batch holds cannot move.  Every read returns the
+ * file, byte for byte (nothing writes it).  Each pass over the folios is
+ * followed by a read begun after it, which swaps back in what was swapped
+ * out; passes go on until MOVE_ROUNDS are done and MOVE_OVERLAPS reads
+ * overlapped a move (up to MOVE_MAX_ROUNDS; fewer overlaps fail: the race
+ * was not exercised).  30 s without a read is a hang.
+ * Slow: make test runs it in its races stage.  Needs a second CPU.
+ */
+static void shmem_read_move_race_exact_bytes(struct kunit *test)
+{
+	const struct move_mode *c = test->param_value;
+	struct move_race *mr;
+	struct task_struct *task;
+	unsigned long moved = 0, busy = 0;
+	struct folio *folio;
+	pgoff_t index;
+	int round;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs for the reader to overlap a move, %u online",
+			   num_online_cpus());
+	if (c->swap)
+		mm_kunit_need_swap(test);
+	shmem_lockless_set(test, false);
+	mr = kunit_kzalloc(test, sizeof(*mr), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr);
+	mr->sf = mm_kunit_file_create(test, "never", MOVE_PAGES * SZ_PAGE);
+	mm_kunit_file_write(test, mr->sf, 0, mr->sf->size, MOVE_SEED);
+	mr->buf = kunit_kmalloc(test, mr->sf->size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mr->buf);
+	init_completion(&mr->exited);
+	init_waitqueue_head(&mr->wq);
+
+	task = kthread_run(move_reader, mr, "shmem_move_race");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(task));
+	get_task_struct(task);
+	mr->reader = task;
+	mm_kunit_defer(test, move_stop_reader, mr);
+
+	for (round = 0; (round < MOVE_ROUNDS || mr->overlapped < MOVE_OVERLAPS) &&
+	     round < MOVE_MAX_ROUNDS && !mr->bad; round++) {
+		long reads = atomic_long_read(&mr->reads);
+
+		/* Folios the reads brought back in are on the LRU, to isolate */
+		lru_add_drain_all();
+		for (index = 0; index < MOVE_PAGES; index++) {
+			folio = mm_kunit_isolate_folio(mr->sf, index);
+			if (!folio) {
+				busy++;
+				continue;
+			}
+			if (c->move(folio)) {
+				moved++;
+				atomic_inc(&mr->moves);
+			}
+		}
+		/* A read after the moves: it brings swapped-out pages back */
+		if (!wait_event_timeout(mr->wq,
+					atomic_long_read(&mr->reads) >= reads + 2,
+					30 * HZ)) {
+			KUNIT_FAIL(test, "reader made no progress in round %d",
+				   round);
+			break;
+		}
+	}
+	kunit_release_action(test, move_stop_reader, mr);
+
+	kunit_info(test, "%s: %d rounds, %lu folios moved, %lu not isolated, %ld reads, %lu overlapped a move, %lu bad",
+		   c->name, round, moved, busy, atomic_long_read(&mr->reads),
+		   mr->overlapped, mr->bad);
+	if (mr->bad && mr->bad_ret != mr->sf->size)
+		KUNIT_FAIL(test, "%lu bad reads, the first returned %zd of %lld bytes",
+			   mr->bad, mr->bad_ret, mr->sf->size);
+	else if (mr->bad)
+		KUNIT_FAIL(test,
+			   "%lu bad reads, the first: byte at file offset %lld is 0x%x, want 0x%x",
+			   mr->bad, mr->bad_off, mr->got, mr->want);
+	else
+		KUNIT_EXPECT_GE_MSG(test, mr->overlapped,
+				    (unsigned long)MOVE_OVERLAPS,
+				    "%lu of %d reads needed overlapped a move: the race was not exercised",
+				    mr->overlapped, MOVE_OVERLAPS);
+}
+
 /* The race state of a case (test->priv) */
 static int shmem_read_race_test_init(struct kunit *test)
 {
@@ -211,6 +398,8 @@ static int shmem_read_race_test_init(struct kunit *test)
 static struct kunit_case shmem_read_race_cases[] = {
 	KUNIT_CASE_PARAM_ATTR(shmem_read_truncate_race_no_stale_bytes,
 			      cut_gen_params, { .speed = KUNIT_SPEED_SLOW }),
+	KUNIT_CASE_PARAM_ATTR(shmem_read_move_race_exact_bytes,
+			      move_gen_params, { .speed = KUNIT_SPEED_SLOW }),
 	{}
 };
 
@@ -222,5 +411,5 @@ static struct kunit_suite shmem_read_race_suite = {
 
 kunit_test_suite(shmem_read_race_suite);
 
-MODULE_DESCRIPTION("A truncation racing tmpfs reads (shmem-batch)");
+MODULE_DESCRIPTION("A truncation, migration or swap-out racing tmpfs reads (shmem-batch)");
 MODULE_LICENSE("GPL");
