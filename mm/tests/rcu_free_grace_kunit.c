@@ -124,8 +124,11 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
 }
 
-/* Tries of the in-flight case, and those that must decide in them */
-#define IN_FLIGHT_TRIES		6
+/*
+ * Tries of the in-flight case (half of them of each arrangement), and
+ * those that must decide in them
+ */
+#define IN_FLIGHT_TRIES		20
 #define IN_FLIGHT_DECISIVE	3
 /*
  * The first folio's order: above PAGE_ALLOC_COSTLY_ORDER, so that its free
@@ -245,20 +248,94 @@ static bool in_flight_try(struct kunit *test)
 }
 
 /*
+ * The other arrangement, for a series that waits for a batch's grace
+ * period in a task or by polling, not in an RCU callback: @first is put,
+ * then this task waits until a grace period has begun since (the cookie
+ * of a put now differs from the one taken right after @first's) with
+ * @first still waiting, enters the span and puts @second in it.  That
+ * grace period, which @first's batch waits for, began before the span
+ * and may end while it runs; @second's cannot.  Whether it decided, as
+ * in_flight_try().
+ */
+static bool in_flight_try_started(struct kunit *test)
+{
+	struct folio *first, *second;
+	bool entered = false, waiting = false, back = false;
+	unsigned long cookie, deadline;
+	struct rfk_span *span;
+
+	first = folio_alloc(GFP_KERNEL, IN_FLIGHT_FIRST_ORDER);
+	second = folio_alloc(GFP_KERNEL, 0);
+	if (!first || !second) {
+		if (first)
+			folio_put(first);
+		if (second)
+			folio_put(second);
+		KUNIT_FAIL_AND_ABORT(test, "could not allocate the folios");
+	}
+	folio_set_rcu_free(first);
+	folio_set_rcu_free(second);
+
+	/* Both puts on this CPU: its lists */
+	migrate_disable();
+	span = rfk_span_prepare(test);
+	if (!span) {
+		migrate_enable();
+		folio_put(first);
+		folio_put(second);
+		KUNIT_FAIL_AND_ABORT(test, "could not create the span's thread");
+	}
+	rfk_watch(test, &first->page);
+	folio_put(first);
+	cookie = get_state_synchronize_rcu();
+	/* A hang guard: a grace period has to begin */
+	deadline = jiffies + 10 * HZ;
+	while (get_state_synchronize_rcu() == cookie &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	if (get_state_synchronize_rcu() != cookie &&
+	    !in_flight_back(first)) {
+		entered = rfk_span_enter(span);
+		if (entered) {
+			rfk_watch(test, &second->page);
+			folio_put(second);
+			waiting = folio_test_rcu_free(first);
+		}
+	}
+	migrate_enable();
+	if (entered) {
+		/* A hang guard only: what @first waits for can end */
+		deadline = jiffies + 10 * HZ;
+		while (!(back = in_flight_back(first)) &&
+		       time_before(jiffies, deadline))
+			usleep_range(20, 50);
+	}
+	rfk_span_end(test, span, "the grace-period work, with the batch in flight,");
+	if (!entered)
+		rfk_put_flagged(test, &second->page);
+	return back && waiting;
+}
+
+/*
  * The two-list rule: a folio freed while a grace period runs for its
  * CPU's batch waits for the next one.  Arranged in every try: the second
- * folio is put from an RCU callback that runs when the first's grace
- * period is over and its batch still in flight, inside a reader that
- * lasts until the first is back in the allocator; the second must not be
- * back inside it.  Each try decides unless the first's batch did not
- * start at its put; no try deciding fails.  Both come back through the
- * grace-period work alone (nothing stranded on the second list).
+ * folio is put, while the first's batch is in flight, inside a reader
+ * that lasts until the first is back in the allocator; the second must
+ * not be back inside it.  Tries alternate two ways of catching the batch
+ * in flight: from an RCU callback that runs when the first's grace
+ * period is over (in_flight_try(), for a batch waited for by a callback),
+ * and once that grace period has begun (in_flight_try_started(), for one
+ * waited for by a task or by polling).  A try decides when the first
+ * comes back inside the reader; no try deciding fails.  Both come back
+ * through the grace-period work alone (nothing stranded on the second
+ * list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
-	int try, decisive = 0;
+	int try, decisive = 0, by_callback = 0;
+	bool decided;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test,
@@ -267,13 +344,17 @@ static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 	     try++) {
 		/* What the last try left, and its callbacks, out of the way */
 		rcu_barrier();
-		decisive += in_flight_try(test);
+		decided = try & 1 ? in_flight_try_started(test) :
+				    in_flight_try(test);
+		decisive += decided;
+		by_callback += decided && !(try & 1);
 		/* Fails if @second was freed before a grace period of its own */
 		KUNIT_ASSERT_TRUE_MSG(test,
 				      rfk_wait_watched(test, "the grace-period work"),
 				      "stranded on the lists after their grace periods");
 	}
-	kunit_info(test, "%d tries, %d decided", try, decisive);
+	kunit_info(test, "%d tries, %d decided (%d after an RCU callback, %d once a grace period began)",
+		   try, decisive, by_callback, decisive - by_callback);
 	KUNIT_EXPECT_GT_MSG(test, decisive, 0,
 			    "no try decided in %d: the first folio's batch never in flight at the second's put",
 			    try);
