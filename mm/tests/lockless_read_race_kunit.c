@@ -10,8 +10,9 @@
  * Reader kthreads, one per online CPU, read both; the test thread changes
  * both under them, one kind of change per case.  Each step picks a range
  * in each file, sends half of the reads there until its folios are hot
- * (flagged), then punches, truncates, fallocates, splits, migrates or
- * swaps them out, and writes punched ranges back with a new generation.
+ * (flagged), then punches, truncates, fallocates, splits, collapses,
+ * migrates or swaps them out, and writes punched ranges back with a new
+ * generation.
  * A is punched last and B is written first, so a page that A freed too
  * early goes to B, and a read of A that copies from it gets B's file id
  * (the ABA across files).
@@ -54,7 +55,8 @@
  * saying so.  The cases log their seed; booting with
  * lockless_read_race_kunit.seed=<seed> replays the choices (not the
  * timing).  The debug run boots with page_poison=1, so that a page freed
- * early also reads as poison.
+ * early also reads as poison; the collapse step also takes and fills the
+ * pages the allocator hands out next (race_scribble()).
  *
  * The cases are KUNIT_CASE_SLOW: make run leaves them out with
  * speed>slow, make test runs them in a boot of their own.
@@ -63,8 +65,10 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/mm.h>
+#include <linux/highmem.h>
 #include <linux/huge_mm.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
 #include <linux/moduleparam.h>
 #include <linux/pagemap.h>
 #include <linux/random.h>
@@ -252,6 +256,145 @@ static void lockless_read_race_split(struct kunit *test)
 	race_run(test, MM_KUNIT_TMPFS_HUGE, "splits", race_split_step, seed);
 }
 
+/**
+ * race_collapse() - MADV_COLLAPSE of one PMD-size range of a file
+ * @lf: the file
+ * @pos: the range's offset, PMD-aligned
+ *
+ * Maps just [@pos, @pos + RACE_PMD) of @lf shared and read-only, at a
+ * PMD-aligned address of the case's mm (attached first: the case runs in
+ * a kthread), so that collapse_file() may collapse it, calls madvise() on
+ * it as a process would, and unmaps it again.  MADV_COLLAPSE ignores the
+ * mount's huge= option, so a huge=never tmpfs gets the PMD-size folio too.
+ *
+ * Return: what madvise() returned (0: collapsed and mapped; it also fails
+ * when only the PMD mapping could not be made), or a negative errno of
+ * the mapping.
+ */
+static int race_collapse(struct mm_kunit_file *lf, loff_t pos)
+{
+	unsigned long room, addr;
+	int ret = kunit_attach_mm();
+
+	if (ret)
+		return ret;
+	/* Twice the size, for an aligned address inside */
+	room = vm_mmap(NULL, 0, 2 * RACE_PMD, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, 0);
+	if (IS_ERR_VALUE(room))
+		return room;
+	addr = vm_mmap(lf->file, ALIGN(room, RACE_PMD), RACE_PMD, PROT_READ,
+		       MAP_SHARED | MAP_FIXED, pos);
+	if (IS_ERR_VALUE(addr))
+		ret = addr;
+	else
+		ret = do_madvise(current->mm, addr, RACE_PMD, MADV_COLLAPSE);
+	vm_munmap(room, 2 * RACE_PMD);
+	return ret;
+}
+
+/* What race_scribble() fills pages with: "other" to the oracle */
+#define RACE_SCRIBBLE	0x6b
+
+/**
+ * race_scribble() - Reuse the pages the allocator has just been given
+ * @nr: how many
+ *
+ * Takes @nr movable pages, as the next page cache allocations on this CPU
+ * would (the pages freed last come first), fills them with RACE_SCRIBBLE
+ * and frees them again, all without sleeping: a page a change freed
+ * before the readers that may copy from it were done reads as that, even
+ * if no rewrite of the case happens to get it.
+ */
+static void race_scribble(unsigned int nr)
+{
+	struct page *page, *next;
+	LIST_HEAD(pages);
+
+	while (nr--) {
+		page = alloc_page((GFP_HIGHUSER_MOVABLE & ~__GFP_DIRECT_RECLAIM) |
+				  __GFP_NOWARN);
+		if (!page)
+			break;
+		memset_page(page, 0, RACE_SCRIBBLE, PAGE_SIZE);
+		list_add(&page->lru, &pages);
+	}
+	list_for_each_entry_safe(page, next, &pages, lru)
+		__free_page(page);
+}
+
+/* Is the folio at @pos of A large?  Its size (0: none) in *@size */
+static bool race_a_large(struct race *race, loff_t pos, size_t *size)
+{
+	struct folio *folio = mm_kunit_file_folio(race->f[0].lf,
+						  pos >> PAGE_SHIFT);
+
+	*size = folio ? folio_size(folio) : 0;
+	if (folio)
+		folio_put(folio);
+	return *size > PAGE_SIZE;
+}
+
+/*
+ * huge=never A: collapse a PMD-size range of small folios, 64 KiB of them
+ * hot, with MADV_COLLAPSE (collapse_file() copies them into a new PMD-size
+ * folio, puts it in their slots and frees them: the data must not
+ * change), take and scribble over as many pages as it freed
+ * (race_scribble()), then punch 64 KiB of that range and of B and write
+ * them back, B first.  Pages the collapse gave back at once are reused
+ * while readers may still copy from them.  The punch splits the new
+ * folio; if a reader's reference kept it whole, it is split here, or, in
+ * a later step that finds it, instead of a collapse (no range targeted,
+ * not counted among the steps).
+ */
+static unsigned long
+race_collapse_step(struct kunit *test, struct race *race, u32 gen)
+{
+	loff_t pmd = race_pick(race, RACE_PMD), off[RACE_FILES];
+	bool collapsed;
+	size_t size;
+	int f;
+
+	if (race_a_large(race, pmd, &size)) {
+		mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
+		return 0;
+	}
+	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
+	off[1] = race_pick(race, RACE_RANGE);
+	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	/* The collapse changes A's whole PMD range */
+	race_window(test, race, 0, pmd, pmd + RACE_PMD);
+	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
+	race_align(test, race, 0);
+	/* Refused while a slow-path reader holds a reference */
+	race_collapse(race->f[0].lf, pmd);
+	/* The old folios, if they were freed at once */
+	race_scribble(RACE_PMD / PAGE_SIZE);
+	collapsed = race_a_large(race, pmd, &size) && size >= RACE_PMD;
+	for (f = RACE_FILES - 1; f >= 0; f--) {
+		if (f)
+			race_align(test, race, f);
+		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
+		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
+	}
+	for (f = RACE_FILES - 1; f >= 0; f--)
+		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+	if (race_a_large(race, pmd, &size))
+		mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
+	race_window_close(test, race);
+	return collapsed;
+}
+
+/*
+ * Collapse of hot small folios into a PMD-size folio under the readers
+ * (the old folios must not be freed before the readers that found them
+ * are done), then punch and rewrite part of it and of B
+ */
+static void lockless_read_race_collapse(struct kunit *test)
+{
+	race_run(test, MM_KUNIT_TMPFS, "collapses", race_collapse_step, seed);
+}
+
 /* Apply @fn to the folios of a hot 64 KiB range of A and of B */
 static unsigned long
 race_each_folio(struct kunit *test, struct race *race,
@@ -339,6 +482,7 @@ static struct kunit_case lockless_read_race_cases[] = {
 	KUNIT_CASE_SLOW(lockless_read_race_hole_punch),
 	KUNIT_CASE_SLOW(lockless_read_race_fallocate),
 	KUNIT_CASE_SLOW(lockless_read_race_split),
+	KUNIT_CASE_SLOW(lockless_read_race_collapse),
 	KUNIT_CASE_SLOW(lockless_read_race_migration),
 	KUNIT_CASE_SLOW(lockless_read_race_swap_out),
 	{}
