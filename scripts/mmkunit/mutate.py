@@ -180,24 +180,35 @@ def match_paren(code: List[str], li: int, ci: int) -> Optional[Tuple[int, int]]:
 	return None
 
 
+# What comes before the '{' of a body at depth 0 that is not a function's:
+# an enum, struct or union definition, or an initialiser.
+NOT_FUNC_BODY_RE = re.compile(r'(\b(enum|struct|union)\b[\w\s]*|=\s*)$')
+
+
 def functions(code: List[str]) -> List[Tuple[int, int]]:
 	"""(first, last) line of each function body: a '{' at depth 0 to its
-	'}' (struct and array initialisers at depth 0 count too; harmless)."""
+	'}'.  The bodies of enum, struct and union definitions and of
+	initialisers are not functions: a statement mutant there (an early
+	return among an enum's constants) cannot compile, and in one switched
+	kernel it would break the build of every mutant."""
 	out = []
 	depth = 0
 	start = -1
 	for l, line in enumerate(code):
 		if line.lstrip().startswith('#'):
 			continue
-		for ch in line:
+		for i, ch in enumerate(line):
 			if ch == '{':
 				if depth == 0:
-					start = l
+					prev = code[l - 1].strip() if l and not line[:i].strip() else ''
+					head = (prev + ' ' + line[:i]).strip()
+					start = -1 if NOT_FUNC_BODY_RE.search(head) else l
 				depth += 1
 			elif ch == '}':
 				depth -= 1
 				if depth == 0 and start >= 0:
 					out.append((start, l))
+				if depth <= 0:
 					start = -1
 				depth = max(depth, 0)
 	return out

@@ -100,6 +100,14 @@ class TestGeneration(unittest.TestCase):
 
 	# which files of a patch are in scope: C under mm/ fs/ include/, not
 	# the suites (mm/tests/), not Kconfig, not documentation
+	def test_functions_not_enums_or_initialisers(self):
+		code = ['enum mode {', '\tA,', '\tB,', '};', '',
+			'static const int t[] = {', '\t1,', '};', '',
+			'struct s {', '\tint x;', '};', '',
+			'static int f(enum mode m)', '{', '\treturn m == A;', '}',
+			'void g(void) {', '\tf(B);', '}']
+		self.assertEqual(mutate.functions(code), [(14, 16), (17, 19)])
+
 	def test_scope_of_a_patch(self):
 		files = mutate.added_lines(SAMPLE_PATCH)
 		self.assertEqual(sorted(files), ['Documentation/mm/sample.rst', 'mm/Kconfig',
