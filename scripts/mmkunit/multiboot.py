@@ -213,7 +213,8 @@ def parse_console(lines: List[str]) -> Console:
 	block: Optional[List[str]] = None
 	start = 0.0
 	for raw in lines:
-		line = judge.strip_console_prefix(raw)
+		# the serial console ends its lines with \r\n
+		line = judge.strip_console_prefix(raw.replace('\r', ''))
 		at = line.find(MARK)
 		if at < 0:
 			if block is not None:
@@ -531,7 +532,11 @@ class MultiBoot:
 				self.tries[m.name] = self.tries.get(m.name, 0) + 1
 				with open(log_of(m), 'a') as f:
 					f.write(f'mutate: boot {tag} of several ({rel(path)}): {v.what}' +
-						(f' ({v.why})' if v.why else '') + '\n')
+						(f' ({v.why})' if v.why else '') +
+						(f' by {", ".join(sorted(v.kills))}' if v.kills else '') + '\n')
+					f.writelines(ln + '\n' for s in v.span.order
+						     for ln in v.span.suites.get(s, []))
+					f.writelines(ln + '\n' for ln in v.span.text())
 				if v.what in ('killed', 'survived'):
 					verdicts[m.name] = v
 					progress = True

@@ -92,7 +92,8 @@ def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), ta
 		script = script.replace('\nW=\n', f'\nW={d}/w\n', 1)
 		p = subprocess.run([BUSYBOX, 'sh', '-c', script], stdout=subprocess.PIPE,
 				   stderr=subprocess.STDOUT, text=True, timeout=60)
-		return p.stdout.splitlines(keepends=True)
+		# as the serial console gives them
+		return [ln.replace('\n', '\r\n') for ln in p.stdout.splitlines(keepends=True)]
 	finally:
 		shutil.rmtree(d)
 
