@@ -182,6 +182,9 @@ class Span:
 	suites: Dict[str, List[str]] = field(default_factory=dict)	# suite -> its KTAP
 	seconds: Dict[str, float] = field(default_factory=dict)	# suite -> its run time
 	running: str = ''			# the suite begun and not done
+	# suite.case of the expectation failures the console showed while a
+	# suite ran (KUnit prints them at KERN_ERR): what a crash leaves
+	failing: List[str] = field(default_factory=list)
 	klog: List[str] = field(default_factory=list)		# dmesg of the span
 	console: List[str] = field(default_factory=list)	# other console lines
 
@@ -197,6 +200,9 @@ class Console:
 	rebooted: bool = False
 	spans: List[Span] = field(default_factory=list)
 	outside: List[str] = field(default_factory=list)	# lines before the first span
+
+
+FAILED_RE = re.compile(r'^\s*# (\w+): (?:EXPECTATION|ASSERTION) FAILED at ')
 
 
 def _float(words: List[str], i: int) -> float:
@@ -221,6 +227,9 @@ def parse_console(lines: List[str]) -> Console:
 				block.append(line)
 			elif cur is not None:
 				cur.console.append(line)
+				m = FAILED_RE.match(line)
+				if m and cur.running and f'{cur.running}.{m.group(1)}' not in cur.failing:
+					cur.failing.append(f'{cur.running}.{m.group(1)}')
 			else:
 				out.outside.append(line)
 			continue
@@ -304,6 +313,12 @@ def span_cases(span: Span, parse: Callable[[List[str]], Dict[str, str]], groups,
 		if not has_result(ktap, s):
 			whole = False
 		results.update(parse(ktap))
+	if not span.ended:
+		# a case whose failure the console showed before the crash: its
+		# result line never came (a boot of its own would have it)
+		for name in span.failing:
+			if not any(r == name or r.startswith(name + '.') for r in results):
+				results[name] = 'FAIL'
 	cases = judge.judge_cases(results, groups, expected)
 	if not span.ended:
 		cases.append(judge.case('guest.stopped', 'STOPPED', 'fail',

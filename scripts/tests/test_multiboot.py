@@ -270,12 +270,17 @@ class TestJudging(unittest.TestCase):
 		sp2 = multiboot.Span('mutant', 4, order=['lazyfree_thp', 'shmem_read'],
 				     suites={'lazyfree_thp': self.KTAP}, running='shmem_read',
 				     console=['BUG: kernel NULL pointer dereference, address: 0'])
+		con = multiboot.parse_console([f'{MARK} begin 4 1.0\r\n', f'{MARK} suite shmem_read 1.1\r\n',
+						'    # shmem_read_batch: EXPECTATION FAILED at mm/tests/x.c:9\r\n'])
+		sp2.failing = con.spans[0].failing
+		self.assertEqual(sp2.failing, ['shmem_read.shmem_read_batch'])
 		cases, whole = multiboot.span_cases(sp2, self.parse, [], {}, 'no output for 120 s')
 		names = {c['name']: c['reason'] for c in cases if c['verdict'] == 'fail'}
 		self.assertFalse(whole)
 		self.assertIn('while running shmem_read', names['guest.stopped'])
 		self.assertIn('guest.splat', names)
 		self.assertIn('lazyfree_thp.lazyfree_thp_ref.folio-ref', names)
+		self.assertEqual(names['shmem_read.shmem_read_batch'], 'kunit: FAIL')
 
 
 class FakeBase:
