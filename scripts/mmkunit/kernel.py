@@ -220,12 +220,13 @@ def qemu_cmd(kernel: str, initrd: str, append: str, mem_mb: int = 3072,
 
 
 def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0,
-		   stall: float = 0, label: str = '') -> proc.Result:
+		   stall: float = 0, stall_on: str = '', label: str = '') -> proc.Result:
 	"""Run a QEMU command (qemu_cmd) with its console in @console; with
-	@stall, a console silent that long stops it too (proc.run())."""
+	@stall, a console without a line (holding @stall_on) that long stops
+	it too (proc.run())."""
 	with open(console, 'w') as logf:
 		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice,
-				stall=stall or None, label=label)
+				stall=stall or None, stall_on=stall_on, label=label)
 
 
 def pack_initramfs(root: str, init: str, cpio: str) -> str:

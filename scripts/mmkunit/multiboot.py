@@ -19,8 +19,8 @@ KTAP, judge.scan_splats() on its span): a kill counts (the boot was clean
 at the last check and every mutant since showed no failure), a survivor
 counts once a clean check after it passed; a failed check sends the
 mutants since the last one to a boot of their own each; a mutant begun
-but not ended (a crash, or a console silent for the mutant timeout: a
-hang) is killed; the mutants the boot did not reach, or whose verdict
+but not ended (a crash, or no marker for the mutant timeout: a hang) is
+killed; the mutants the boot did not reach, or whose verdict
 a reboot left unconfirmed, go into the next boot.  docs/mutate.rst,
 "Several mutants per boot"."""
 
@@ -349,9 +349,9 @@ def decide(con: Console, ids: List[int], judge_span: Callable[[Span], Dict[str, 
 	"""Per id of the boot's plan, its verdict (see Verdict).
 
 	@judge_span gives the new failures (beyond the baseline's) of a
-	mutant's span; @stalled: the console was silent for the mutant
-	timeout (a hang), @timed_out: the boot was stopped (stalled or past
-	its overall limit)."""
+	mutant's span; @stalled: no marker came for the mutant timeout (a
+	hang), @timed_out: the boot was stopped (stalled or past its overall
+	limit)."""
 	out: Dict[int, Verdict] = {}
 	seg: List[Tuple[int, Span]] = []	# survivors since the last passed check
 
@@ -455,7 +455,7 @@ class MultiBoot:
 	def judge_span(self, sp: Span) -> Dict[str, str]:
 		base = self.sch.base
 		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected,
-					   f'no output for {self.stall()} s, or a crash')
+					   f'no progress for {self.stall()} s, or a crash')
 		return {k: v for k, v in base.failed(cases).items() if k not in self.sch.base_fail}
 
 	def boot(self, plan: List[Tuple[int, List[str]]], tag: str, every: int, stop: bool,
@@ -473,7 +473,9 @@ class MultiBoot:
 					     os.path.join(self.work, 'initramfs.cpio'))
 		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio, APPEND)
 		path = os.path.join(self.logs, f'multiboot-{tag}.log')
-		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=self.stall(),
+		# a hang: no marker for the mutant timeout (a guest that keeps
+		# printing stall reports is hung all the same)
+		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=self.stall(), stall_on=MARK,
 					  label=f'mutate: boot {tag} of several mutants')
 		with open(path, errors='replace') as f:
 			lines = f.readlines()

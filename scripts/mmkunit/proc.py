@@ -87,14 +87,15 @@ def heartbeat_interval() -> float:
 def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
 	log: Optional[TextIO] = None, echo: bool = True, timeout: Optional[float] = None,
 	label: str = '', progress: Optional[Callable[[], str]] = None,
-	stdin=subprocess.DEVNULL, nice: int = 0, stall: Optional[float] = None) -> Result:
+	stdin=subprocess.DEVNULL, nice: int = 0, stall: Optional[float] = None,
+	stall_on: str = '') -> Result:
 	"""Run @cmd in a new process group; its output goes to @log (and to our
 	stdout with @echo).  After @timeout seconds the group is killed and the
 	result says timed_out.  With @label, a line "LABEL, N s elapsed
 	(PROGRESS)" is printed whenever the child was silent for
 	MMKUNIT_HEARTBEAT seconds (60).  With @stall, the group is killed as
 	well when it printed nothing for @stall seconds (timed_out and stalled
-	in the result).  Any exception (^C, SIGTERM) kills the group before it
+	in the result); with @stall_on, only a line holding that text counts.  Any exception (^C, SIGTERM) kills the group before it
 	propagates."""
 	full_env = dict(os.environ, **(env or {}))
 	if log:
@@ -137,12 +138,14 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 					if echo:
 						sys.stdout.write(line)
 					tail = (tail + [line])[-40:]
+					if stall_on in line:
+						last_line = time.monotonic()
 				if lines:
 					if log:
 						log.flush()
 					if echo:
 						sys.stdout.flush()
-					last_out = last_line = time.monotonic()
+					last_out = time.monotonic()
 			now = time.monotonic()
 			if deadline is not None and now > deadline:
 				timed_out = True

@@ -283,6 +283,24 @@ class TestJudging(unittest.TestCase):
 		self.assertEqual(names['shmem_read.shmem_read_batch'], 'kunit: FAIL')
 
 
+class TestStall(unittest.TestCase):
+	# proc.run(stall=): a child silent that long is stopped as stalled;
+	# with stall_on, lines without the marker (a guest printing stall
+	# reports) do not count as progress
+	def test_stall(self):
+		from mmkunit import proc
+		r = proc.run(['sh', '-c', 'echo a; sleep 30'], echo=False, timeout=60, stall=1)
+		self.assertTrue(r.timed_out and r.stalled)
+		self.assertLess(r.seconds, 20)
+		r = proc.run(['sh', '-c', f'echo "{MARK} begin 1"; while :; do echo noise; sleep 0.2; done'],
+			     echo=False, timeout=60, stall=1, stall_on=MARK)
+		self.assertTrue(r.stalled)
+		self.assertLess(r.seconds, 20)
+		r = proc.run(['sh', '-c', 'for i in 1 2 3 4 5 6; do echo x; sleep 0.3; done'],
+			     echo=False, timeout=60, stall=1)
+		self.assertTrue(r.ok and not r.stalled)
+
+
 class FakeBase:
 	groups, expected, timeout, glob = [], {}, 60, ''
 	failed = staticmethod(mutate.Runner.failed)
