@@ -560,6 +560,12 @@ class MultiBoot:
 				elif v.what == 'alone' or self.tries[m.name] >= MAX_TRIES:
 					alone.append(m)
 					progress = True
+			said = [v.what for v in out.values() if v.span is not None]
+			info(f'mutate: boot {tag} of several mutants: {len(said)} of {len(batch)} begun (' +
+			     ', '.join(f'{n} {w}' for w, n in sorted(
+				     {w: said.count(w) for w in said}.items())) +
+			     f'), {r.seconds:.0f} s' + (' (hung)' if r.stalled else
+							 ' (out of time)' if r.timed_out else ''))
 			fruitless = 0 if progress else fruitless + 1
 			if fruitless >= 2:
 				info(f'mutate: two boots of several mutants in a row decided nothing '
