@@ -550,7 +550,9 @@ class MultiBoot:
 				with open(log_of(m), 'a') as f:
 					f.write(f'mutate: boot {tag} of several ({rel(path)}): {v.what}' +
 						(f' ({v.why})' if v.why else '') +
-						(f' by {", ".join(sorted(v.kills))}' if v.kills else '') + '\n')
+						(f' by {", ".join(sorted(v.kills)[:5])}' +
+						 (f' (+{len(v.kills) - 5} more)' if len(v.kills) > 5 else '')
+						 if v.kills else '') + '\n')
 					f.writelines(ln + '\n' for s in v.span.order
 						     for ln in v.span.suites.get(s, []))
 					f.writelines(ln + '\n' for ln in v.span.text())
