@@ -59,8 +59,9 @@ def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
 	"""The busybox /init of one boot: the mutants of @plan (id, the suites
 	that reach it, in run order) one after another, a clean check of the
 	suites used since the last one after every @every mutants and at the
-	end (@every 0: none); with @stop the guest reboots after a mutant that
-	failed, tainted or printed a splat, and after a failed check."""
+	end (@every 0: none); with @stop a mutant's first failing suite ends
+	it, and the guest reboots after a mutant that failed, tainted or
+	printed a splat, and after a failed check."""
 	for mid, suites in plan:
 		if not isinstance(mid, int) or mid < 0 or not suites or \
 		   not all(_NAME_RE.match(s) for s in suites):
@@ -124,7 +125,11 @@ def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
 		'\tbad=0',
 		'\techo "$M begin $id $(up)"',
 		'\techo $id > $D/mm_mutant/active',
-		'\tfor s in "$@"; do suite $s; done',
+		'\t# a failing suite kills: the others need not run',
+		'\tfor s in "$@"; do',
+		'\t\tsuite $s',
+		'\t\tif [ $bad = 1 ] && [ $STOP = 1 ]; then break; fi',
+		'\tdone',
 		'\techo 0 > $D/mm_mutant/active',
 		'\tklog',
 		'\t[ "$(taint)" = "$T" ] || bad=1',
