@@ -389,5 +389,31 @@ class TestRun(unittest.TestCase):
 		shutil.rmtree(mb.logs)
 
 
+class TestConclude(unittest.TestCase):
+	# the race boot after a boot of several stays one per mutant, only for
+	# a race mutant the functional suites did not kill
+	def test_races(self):
+		from mmkunit import schemata
+		sch = object.__new__(schemata.SchemataRunner)
+		sch.base = FakeBase()
+		sch.ids = {'a': 1, 'b': 2}
+		sch.race_reach = {1: {'lockless_read_race'}, 2: {'lockless_read_race'}}
+		sch.base_race_fail = set()
+		booted = []
+
+		def boot(races, active, log, glob=''):
+			booted.append((races, active))
+			return [{'name': 'lockless_read_race.x', 'status': 'FAIL', 'verdict': 'fail',
+				 'reason': 'kunit: FAIL'}], 7.0, None
+		sch.boot = boot
+		a, b = M('a'), M('b')
+		a.races = b.races = True
+		o = sch.conclude(a, mutate.Outcome('survived'), {'lazyfree_thp.c': 'kunit: FAIL'}, None)
+		self.assertEqual((o.status, o.killer, booted), ('killed', 'lazyfree_thp.c', []))
+		o = sch.conclude(b, mutate.Outcome('survived'), {}, None)
+		self.assertEqual((o.status, o.killer, o.races_seconds), ('killed', 'lockless_read_race.x', 7.0))
+		self.assertEqual(booted, [(True, 2)])
+
+
 if __name__ == '__main__':
 	unittest.main()
