@@ -219,10 +219,14 @@ def qemu_cmd(kernel: str, initrd: str, append: str, mem_mb: int = 3072,
 		'-kernel', kernel, '-initrd', initrd, '-append', append]
 
 
-def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0) -> proc.Result:
-	"""Run a QEMU command (qemu_cmd) with its console in @console."""
+def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0,
+		   stall: float = 0, stall_on: str = '', label: str = '') -> proc.Result:
+	"""Run a QEMU command (qemu_cmd) with its console in @console; with
+	@stall, a console without a line (holding @stall_on) that long stops
+	it too (proc.run())."""
 	with open(console, 'w') as logf:
-		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice)
+		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice,
+				stall=stall or None, stall_on=stall_on, label=label)
 
 
 def pack_initramfs(root: str, init: str, cpio: str) -> str:

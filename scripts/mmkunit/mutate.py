@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from . import judge, kernel, proc, schemata, shard, stages, tree
+from . import judge, kernel, multiboot, proc, schemata, shard, stages, tree
 from .common import (BUILD, GIT_ID, REPO, Error, default_jobs, env_number, info, rel, sh)
 
 MUTATE_DIR = os.path.join(BUILD, 'mutate')
@@ -1249,21 +1249,88 @@ def cmd_mutate(args) -> int:
 	spent: List[float] = []
 	stopped = ''
 	own = [m for m in todo if sch is None or not sch.switched(m.name)]
+	per_boot = max(1, getattr(args, 'per_boot', 1) or 1)
+	mb: Optional[multiboot.MultiBoot] = None
+	pre: Dict[str, Tuple[Outcome, float]] = {}	# outcomes of a boot of several, to record
+
+	def logpath_of(m: Mutant) -> str:
+		return os.path.join(runner.logs, f'{gen_index[m.name]:05d}.log')
+
+	def record(k: int, m: Mutant, o: Outcome, seconds: float, switched: bool) -> None:
+		nonlocal done
+		r = results[m.name]
+		r.update(asdict(o))
+		r['run'] = 'switched' if switched else ('own build' if sch else 'build')
+		r['reach'] = sorted(sch.reach_of(m)) if switched else []
+		r['seconds'] = round(seconds, 1)
+		for key in ('build_seconds', 'guest_seconds', 'races_seconds'):
+			r[key] = round(r[key], 1)
+		cache.put(keys[m.name], {'name': m.name, 'run': r['run'],
+					 'result': {x: r[x] for x in RESULT_KEYS},
+					 'reach': r['reach'] if switched else None,
+					 'suites': suites})
+		cache.save()
+		settle(m, r)
+		spent.append(r['seconds'])
+		done += 1
+		finish(False)		# results so far, for a run killed hard
+		counts = {s: sum(1 for x in results.values() if x['status'] == s)
+			  for s in STATUSES}
+		eta = sum(spent) / len(spent) * (len(todo) - done)
+		what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
+			}.get(r['status'], r['status'])
+		info(f'mutate: [{k}/{len(todo)}] {m.name}: {what} ('
+		     + (f'switch {sch.ids[m.name]}' if switched else
+			f'build {o.build_seconds:.0f} s')
+		     + (f', guest {o.guest_seconds:.0f} s' if o.guest_seconds else '')
+		     + (f', races {o.races_seconds:.0f} s' if o.races_seconds else '')
+		     + f'); {counts["killed"]} killed, {counts["survived"]} survived, '
+		     + (f'{counts["not reached"]} not reached, ' if sch else '')
+		     + f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
+		     + (f' (budget left {fmt_time(max(0, budget - (time.monotonic() - t0)))})'
+			if budget else ''))
+
 	try:
 		if own:
 			runner.baseline(any(m.races for m in own))
+		if sch is not None and per_boot > 1:
+			several = [m for m in todo if sch.switched(m.name) and
+				   sch.reach.get(sch.ids[m.name])]
+			if several:
+				mb = multiboot.MultiBoot(sch, per_boot, runner.logs)
+				used = {s for m in several for s in sch.reach[sch.ids[m.name]]}
+				mb.baseline(sorted(used, key=lambda s: (sch.suite_order.index(s)
+									if s in sch.suite_order else 0, s)))
 		for k, m in enumerate(todo, 1):
 			elapsed = time.monotonic() - t0
 			mean = sum(spent) / len(spent) if spent else 0.0
-			if budget and (elapsed >= budget or (spent and elapsed + mean > budget)):
+			if m.name not in pre and budget and (elapsed >= budget or
+							     (spent and elapsed + mean > budget)):
 				stopped = (f'BUDGET={args.budget:g} min reached after {fmt_time(elapsed)}: '
-					   f'{len(todo) - done} mutant(s) not run')
+					   f'{len(todo) - done - len(pre)} mutant(s) not run')
+				# what a boot of several decided is recorded all the same
+				for k2, m2 in enumerate(todo, 1):
+					if m2.name in pre:
+						record(k2, m2, *pre.pop(m2.name), True)
 				break
-			r = results[m.name]
-			logpath = os.path.join(runner.logs, f'{gen_index[m.name]:05d}.log')
-			ts = time.monotonic()
 			switched = sch is not None and sch.switched(m.name)
-			with open(logpath, 'w') as log:
+			if mb is not None and m.name not in pre and mb.eligible(m):
+				batch = [x for x in todo[k - 1:] if x.name not in pre and mb.eligible(x)]
+				batch = batch[:per_boot]
+				if budget and spent:
+					batch = batch[:max(1, int((budget - elapsed) / max(1.0, mean)))]
+				for x in batch:
+					with open(logpath_of(x), 'w') as log:
+						log.write(results[x.name]['diff'] + '\n')
+						log.write(f'mutate: switched, mm_mutant={sch.ids[x.name]}, '
+							  'in boots of several mutants\n')
+				pre.update(mb.run(batch, logpath_of))
+			if m.name in pre:
+				record(k, m, *pre.pop(m.name), True)
+				continue
+			r = results[m.name]
+			ts = time.monotonic()
+			with open(logpath_of(m), 'w') as log:
 				log.write(r['diff'] + '\n')
 				if switched:
 					log.write(f'mutate: switched, mm_mutant={sch.ids[m.name]}\n')
@@ -1271,36 +1338,7 @@ def cmd_mutate(args) -> int:
 				else:
 					with Applied(m, texts[m.file]):
 						o = runner.run(m, log)
-			r.update(asdict(o))
-			r['run'] = 'switched' if switched else ('own build' if sch else 'build')
-			r['reach'] = sorted(sch.reach_of(m)) if switched else []
-			r['seconds'] = round(time.monotonic() - ts, 1)
-			for key in ('build_seconds', 'guest_seconds', 'races_seconds'):
-				r[key] = round(r[key], 1)
-			cache.put(keys[m.name], {'name': m.name, 'run': r['run'],
-						 'result': {x: r[x] for x in RESULT_KEYS},
-						 'reach': r['reach'] if switched else None,
-						 'suites': suites})
-			cache.save()
-			settle(m, r)
-			spent.append(r['seconds'])
-			done += 1
-			finish(False)		# results so far, for a run killed hard
-			counts = {s: sum(1 for x in results.values() if x['status'] == s)
-				  for s in STATUSES}
-			eta = sum(spent) / len(spent) * (len(todo) - done)
-			what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
-				}.get(r['status'], r['status'])
-			info(f'mutate: [{k}/{len(todo)}] {m.name}: {what} ('
-			     + (f'switch {sch.ids[m.name]}' if switched else
-				f'build {o.build_seconds:.0f} s')
-			     + (f', guest {o.guest_seconds:.0f} s' if o.guest_seconds else '')
-			     + (f', races {o.races_seconds:.0f} s' if o.races_seconds else '')
-			     + f'); {counts["killed"]} killed, {counts["survived"]} survived, '
-			     + (f'{counts["not reached"]} not reached, ' if sch else '')
-			     + f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
-			     + (f' (budget left {fmt_time(max(0, budget - (time.monotonic() - t0)))})'
-				if budget else ''))
+			record(k, m, o, time.monotonic() - ts, switched)
 	except BaseException as e:
 		finish(False)
 		what = 'interrupted' if isinstance(e, (KeyboardInterrupt, proc.Interrupted)) \
@@ -1308,6 +1346,10 @@ def cmd_mutate(args) -> int:
 		info(f'mutate: {what} after {done} mutant(s); the tree is restored; partial '
 		     f'results in {rel(stem)}.json')
 		raise
+	if mb is not None and data['schemata'] is not None:
+		data['schemata'].update({'per_boot': per_boot, 'several_boots': mb.boots,
+					 'several_boot_seconds': round(mb.boot_seconds, 1),
+					 'several_alone': sorted(mb.alone)})
 	text = finish(not stopped)
 	print(text)
 	if stopped:
@@ -1326,6 +1368,9 @@ def cmd_mutate(args) -> int:
 	      f'{times["baseline_guest"] + times["baseline_races"]:.0f} s, '
 	      f'{len(booted)} booted in {sum(r["guest_seconds"] + r["races_seconds"] for r in booted):.0f} s, '
 	      f'{unreached} not reached (no boot)' if sch else '') +
+	     (f'; {mb.boots} boot(s) of several mutants in {mb.boot_seconds:.0f} s (debugfs '
+	      f'baseline included), {len(mb.alone)} mutant(s) on their own after one'
+	      if mb is not None else '') +
 	     f'; {reused} reused' +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
 	return 1 if any(r['status'] in UNKILLED for r in results.values()) else 0

@@ -73,6 +73,7 @@ class Result:
 	seconds: float
 	timed_out: bool = False
 	tail: str = ''		# its last lines of output
+	stalled: bool = False	# timed out because it was silent for @stall seconds
 
 	@property
 	def ok(self) -> bool:
@@ -86,13 +87,16 @@ def heartbeat_interval() -> float:
 def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]] = None,
 	log: Optional[TextIO] = None, echo: bool = True, timeout: Optional[float] = None,
 	label: str = '', progress: Optional[Callable[[], str]] = None,
-	stdin=subprocess.DEVNULL, nice: int = 0) -> Result:
+	stdin=subprocess.DEVNULL, nice: int = 0, stall: Optional[float] = None,
+	stall_on: str = '') -> Result:
 	"""Run @cmd in a new process group; its output goes to @log (and to our
 	stdout with @echo).  After @timeout seconds the group is killed and the
 	result says timed_out.  With @label, a line "LABEL, N s elapsed
 	(PROGRESS)" is printed whenever the child was silent for
-	MMKUNIT_HEARTBEAT seconds (60).  Any exception (^C, SIGTERM) kills the
-	group before it propagates."""
+	MMKUNIT_HEARTBEAT seconds (60).  With @stall, the group is killed as
+	well when it printed nothing for @stall seconds (timed_out and stalled
+	in the result); with @stall_on, only a line holding that text counts.  Any exception (^C, SIGTERM) kills the group before it
+	propagates."""
 	full_env = dict(os.environ, **(env or {}))
 	if log:
 		log.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
@@ -105,8 +109,9 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 	_groups.add(p.pid)
 	deadline = t0 + timeout if timeout else None
 	last_out = t0
+	last_line = t0		# the heartbeat does not count as output for @stall
 	tail: List[str] = []
-	timed_out = False
+	timed_out = stalled = False
 	buf = b''
 	try:
 		sel = selectors.DefaultSelector()
@@ -118,6 +123,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 				waits.append(max(0.05, deadline - now))
 			if beat:
 				waits.append(max(0.05, last_out + beat - now))
+			if stall:
+				waits.append(max(0.05, last_line + stall - now))
 			if sel.select(timeout=min(waits)):
 				chunk = os.read(p.stdout.fileno(), 65536)
 				if not chunk:
@@ -131,6 +138,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 					if echo:
 						sys.stdout.write(line)
 					tail = (tail + [line])[-40:]
+					if stall_on in line:
+						last_line = time.monotonic()
 				if lines:
 					if log:
 						log.flush()
@@ -140,6 +149,9 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 			now = time.monotonic()
 			if deadline is not None and now > deadline:
 				timed_out = True
+				break
+			if stall and now - last_line > stall:
+				timed_out = stalled = True
 				break
 			if beat and now - last_out >= beat:
 				extra = progress() if progress else ''
@@ -157,4 +169,4 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 		_groups.discard(p.pid)
 		p.stdout.close()
 	return Result(cmd=cmd, rc=rc, seconds=time.monotonic() - t0, timed_out=timed_out,
-		      tail=''.join(tail))
+		      tail=''.join(tail), stalled=stalled)

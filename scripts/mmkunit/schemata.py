@@ -456,6 +456,16 @@ def parse_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
 	return out
 
 
+def reach_order(log_lines: List[str]) -> List[str]:
+	"""The suites of a boot's reach lines in the order they ran."""
+	out: List[str] = []
+	for line in log_lines:
+		m = REACH_RE.search(line)
+		if m and m.group(1) not in out:
+			out.append(m.group(1))
+	return out
+
+
 def suite_glob(suites: Set[str]) -> str:
 	"""A kunit.py filter glob that takes in @suites and as few others as
 	it can (KUnit's filter takes one glob): the suite itself, else the
@@ -724,6 +734,7 @@ class SchemataRunner:
 		self.lines: Dict[str, Dict[int, Tuple[int, int]]] = {}
 		self.mutants = {m.name: m for m in mutants}
 		self.reach: Dict[int, Set[str]] = {}
+		self.suite_order: List[str] = []	# the reaching suites as the baseline ran them
 		self.race_reach: Dict[int, Set[str]] = {}
 		self.base_fail: Set[str] = set()
 		self.base_race_fail: Optional[Set[str]] = None
@@ -823,6 +834,7 @@ class SchemataRunner:
 		cases, g, b = self.boot(False, 0, log)
 		self.base_fail = set(base.failed(cases))
 		self.reach = parse_reach(b.log_lines)
+		self.suite_order = reach_order(b.log_lines)
 		if not base.timeout:
 			base.timeout = int(min(300, max(120, 5 * g)))
 			base.race_timeout = int(max(300, 3 * g))
@@ -855,6 +867,15 @@ class SchemataRunner:
 				o.guest_seconds += again
 				o.reboots = 1
 			kills = {k: v for k, v in base.failed(cases).items() if k not in self.base_fail}
+		return self.conclude(m, o, kills, log)
+
+	def conclude(self, m, o, kills: Dict[str, str], log):
+		"""Outcome @o of mutant @m from @kills, the new failures of its
+		functional suites: when there are none and it is a mutant for the
+		race suites that they reach, the race suites boot too."""
+		base = self.base
+		i = self.ids[m.name]
+		race = self.race_reach.get(i, set()) if m.races else set()
 		if not kills and race and self.base_race_fail is not None:
 			cases, o.races_seconds, _b = self.boot(True, i, log)
 			kills = {k: v for k, v in base.failed(cases).items()

@@ -1,0 +1,597 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make mutate MODE=schemata MUTANTS_PER_BOOT=N: several switched mutants
+one after another in one boot of the schemata kernel.
+
+The guest boots with kunit.autorun=0 (the suites' debugfs directories
+exist, nothing runs) and a busybox /init that, for each mutant of the
+plan, writes its id to /sys/kernel/debug/mm_mutant/active, runs the
+suites that reach it through their debugfs "run" files, prints their
+"results" (a KTAP document each) and the kernel log of the mutant's span
+(dmesg -c) between markers, and writes 0 back.  A mutant whose results
+have a top-level "not ok", whose span tainted the kernel or printed a
+splat makes the guest reboot before the next one.  Every CHECK_EVERY
+mutants, and at the end, the suites used since the last check run again
+with no mutant active (a clean check); a failure there reboots too.
+
+The host splits the console by the markers and judges each mutant as a
+boot of its own would be judged (judge.judge_cases() on its suites'
+KTAP, judge.scan_splats() on its span): a kill counts (the boot was clean
+at the last check and every mutant since showed no failure), a survivor
+counts once a clean check after it passed; a failed check sends the
+mutants since the last one to a boot of their own each; a mutant begun
+but not ended (a crash, or no marker for the mutant timeout: a hang) is
+killed; the mutants the boot did not reach, or whose verdict
+a reboot left unconfirmed, go into the next boot.  docs/mutate.rst,
+"Several mutants per boot"."""
+
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from . import judge
+from .common import BUILD, Error, info, rel
+
+MARK = 'MMKUNIT-MB:'
+# a clean check after this many mutants (and at the end of each boot)
+CHECK_EVERY = 8
+# KUnit taints the kernel with TAINT_TEST when a suite runs: not a change
+TAINT_TEST = 1 << 18
+# a mutant goes into this many boots of several at most, then boots alone
+MAX_TRIES = 3
+
+_NAME_RE = re.compile(r'^\w+$')
+
+
+# ------------------------------------------------------------ the guest
+
+def _ere(pattern: str) -> str:
+	"""judge.SPLAT_RE as a POSIX ERE in single quotes for busybox grep."""
+	if "'" in pattern:
+		raise Error('multiboot: a quote in the splat pattern')
+	return pattern
+
+
+def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
+		stop: bool = True) -> str:
+	"""The busybox /init of one boot: the mutants of @plan (id, the suites
+	that reach it, in run order) one after another, a clean check of the
+	suites used since the last one after every @every mutants and at the
+	end (@every 0: none); with @stop a mutant's first failing suite ends
+	it, and the guest reboots after a mutant that failed, tainted or
+	printed a splat, and after a failed check."""
+	for mid, suites in plan:
+		if not isinstance(mid, int) or mid < 0 or not suites or \
+		   not all(_NAME_RE.match(s) for s in suites):
+			raise Error(f'multiboot: bad plan entry {mid} {suites}')
+	splat = _ere(judge.SPLAT_RE.pattern)
+	ignore = judge.SPLAT_IGNORE_RE.pattern.replace(r'\s', '[[:space:]]').replace(r'\d', '[0-9]')
+	out = [
+		'#!/bin/busybox sh',
+		'# make mutate MUTANTS_PER_BOOT: switched mutants one after another',
+		'# (scripts/mmkunit/multiboot.py)',
+		'B=/bin/busybox',
+		'D=/sys/kernel/debug',
+		'P=/proc',
+		'W=',
+		'$B mount -t proc proc /proc',
+		'$B mount -t sysfs sys /sys',
+		'$B mount -t debugfs none $D',
+		f'M={MARK}',
+		f'STOP={1 if stop else 0}',
+		f"SPLAT='{splat}'",
+		f"IGNORE='{ignore}'",
+		"up() { $B cut -d' ' -f1 $P/uptime; }",
+		f'taint() {{ echo $(( $($B cat $P/sys/kernel/tainted) & ~{TAINT_TEST} )); }}',
+		'# the kernel log since the last call: to the console, bad=1 on a splat',
+		'klog() {',
+		'\t$B dmesg -c > $W/k',
+		'\techo "$M dmesg"',
+		'\t$B cat $W/k',
+		'\techo "$M end-dmesg"',
+		"\tif $B sed 's/^\\[[^]]*\\] *//' $W/k | $B grep -vE \"$IGNORE\" | "
+		'$B grep -qE "$SPLAT"; then bad=1; fi',
+		'}',
+		'# a splat or a taint between two spans: the boot is dirty',
+		'gap() {',
+		'\t$B dmesg -c > $W/k',
+		"\tif [ \"$(taint)\" != \"$T\" ] || $B sed 's/^\\[[^]]*\\] *//' $W/k | "
+		'$B grep -vE "$IGNORE" | $B grep -qE "$SPLAT"; then',
+		'\t\techo "$M dirty"',
+		'\t\t$B cat $W/k',
+		'\t\techo "$M end-dirty"',
+		'\t\techo "$M reboot"',
+		'\t\t$B reboot -f',
+		'\tfi',
+		'}',
+		'suite() {',
+		'\techo "$M suite $1 $(up)"',
+		'\t: > $W/r',
+		'\tif [ -e $D/kunit/$1/run ]; then',
+		'\t\techo 1 > $D/kunit/$1/run',
+		'\t\t$B cat $D/kunit/$1/results > $W/r',
+		'\tfi',
+		'\techo "$M results $1 $(up)"',
+		'\t$B cat $W/r',
+		'\techo "$M end-results $1"',
+		"\t$B grep -q '^ok 1 ' $W/r || bad=1",
+		'}',
+		'mutant() {',
+		'\tid=$1',
+		'\tshift',
+		'\tgap',
+		'\tbad=0',
+		'\techo "$M begin $id $(up)"',
+		'\techo $id > $D/mm_mutant/active',
+		'\t# a failing suite kills: the others need not run',
+		'\tfor s in "$@"; do',
+		'\t\tsuite $s',
+		'\t\tif [ $bad = 1 ] && [ $STOP = 1 ]; then break; fi',
+		'\tdone',
+		'\techo 0 > $D/mm_mutant/active',
+		'\tklog',
+		'\t[ "$(taint)" = "$T" ] || bad=1',
+		'\tT=$(taint)',
+		'\techo "$M end $id $bad $(up)"',
+		'\tif [ $bad = 1 ] && [ $STOP = 1 ]; then',
+		'\t\techo "$M reboot"',
+		'\t\t$B reboot -f',
+		'\tfi',
+		'}',
+		'check() {',
+		'\tgap',
+		'\tbad=0',
+		'\techo "$M check $(up)"',
+		'\tfor s in "$@"; do suite $s; done',
+		'\tklog',
+		'\t[ "$(taint)" = "$T" ] || bad=1',
+		'\tT=$(taint)',
+		'\techo "$M end-check $bad $(up)"',
+		'\tif [ $bad = 1 ]; then',
+		'\t\techo "$M reboot"',
+		'\t\t$B reboot -f',
+		'\tfi',
+		'}',
+		'$B dmesg -c > /dev/null',
+		'T=$(taint)',
+		'echo "$M ready $($B ls $D/kunit | $B wc -l)"',
+	]
+	used: List[str] = []
+	for n, (mid, suites) in enumerate(plan, 1):
+		out.append(f'mutant {mid} ' + ' '.join(suites))
+		used += [s for s in suites if s not in used]
+		if every and n % every == 0 and used:
+			out.append('check ' + ' '.join(used))
+			used = []
+	if every and used:
+		out.append('check ' + ' '.join(used))
+	out += ['echo "$M done"', '$B reboot -f', '']
+	return '\n'.join(out)
+
+
+# ------------------------------------------------------------ the console
+
+@dataclass
+class Span:
+	"""One mutant's part of the console (@kind 'mutant'), a clean check's
+	('check') or a dirty gap between two ('gap')."""
+	kind: str
+	id: int = 0
+	t0: float = 0.0
+	t1: float = 0.0
+	ended: bool = False
+	bad: bool = False			# what the guest saw: a failure, taint or splat
+	order: List[str] = field(default_factory=list)		# suites begun
+	suites: Dict[str, List[str]] = field(default_factory=dict)	# suite -> its KTAP
+	seconds: Dict[str, float] = field(default_factory=dict)	# suite -> its run time
+	running: str = ''			# the suite begun and not done
+	# suite.case of the expectation failures the console showed while a
+	# suite ran (KUnit prints them at KERN_ERR): what a crash leaves
+	failing: List[str] = field(default_factory=list)
+	klog: List[str] = field(default_factory=list)		# dmesg of the span
+	console: List[str] = field(default_factory=list)	# other console lines
+
+	def text(self) -> List[str]:
+		return self.console + self.klog
+
+
+@dataclass
+class Console:
+	"""A multi-mutant boot's console split by the markers."""
+	ready: bool = False
+	done: bool = False
+	rebooted: bool = False
+	spans: List[Span] = field(default_factory=list)
+	outside: List[str] = field(default_factory=list)	# lines before the first span
+
+
+FAILED_RE = re.compile(r'^\s*# (\w+): (?:EXPECTATION|ASSERTION) FAILED at ')
+
+
+def _float(words: List[str], i: int) -> float:
+	try:
+		return float(words[i])
+	except (IndexError, ValueError):
+		return 0.0
+
+
+def parse_console(lines: List[str]) -> Console:
+	"""Split a boot's console (init_script()'s markers) into spans."""
+	out = Console()
+	cur: Optional[Span] = None
+	block: Optional[List[str]] = None
+	start = 0.0
+	for raw in lines:
+		# the serial console ends its lines with \r\n
+		line = judge.strip_console_prefix(raw.replace('\r', ''))
+		at = line.find(MARK)
+		if at < 0:
+			if block is not None:
+				block.append(line)
+			elif cur is not None:
+				cur.console.append(line)
+				m = FAILED_RE.match(line)
+				if m and cur.running and f'{cur.running}.{m.group(1)}' not in cur.failing:
+					cur.failing.append(f'{cur.running}.{m.group(1)}')
+			else:
+				out.outside.append(line)
+			continue
+		if line[:at].strip():
+			# a kernel message in front of the marker
+			(cur.console if cur is not None else out.outside).append(line[:at])
+		w = line[at + len(MARK):].split()
+		if not w:
+			continue
+		what = w[0]
+		if what == 'ready':
+			out.ready = True
+		elif what == 'begin' and len(w) > 1 and w[1].isdigit():
+			cur = Span('mutant', int(w[1]), t0=_float(w, 2))
+			out.spans.append(cur)
+			block = None
+		elif what == 'check':
+			cur = Span('check', t0=_float(w, 1))
+			out.spans.append(cur)
+			block = None
+		elif what == 'dirty':
+			cur = Span('gap', ended=True, bad=True)
+			out.spans.append(cur)
+			block = cur.klog
+		elif what == 'end-dirty':
+			block = None
+			cur = None
+		elif cur is None:
+			if what == 'reboot':
+				out.rebooted = True
+			elif what == 'done':
+				out.done = True
+			continue
+		elif what == 'suite' and len(w) > 1:
+			cur.order.append(w[1])
+			cur.running = w[1]
+			start = _float(w, 2)
+		elif what == 'results' and len(w) > 1:
+			cur.running = ''
+			block = cur.suites.setdefault(w[1], [])
+			cur.seconds[w[1]] = max(0.0, _float(w, 2) - start)
+		elif what in ('end-results', 'end-dmesg'):
+			block = None
+		elif what == 'dmesg':
+			block = cur.klog
+		elif what in ('end', 'end-check'):
+			k = 2 if what == 'end' else 1
+			if what == 'end' and (cur.kind != 'mutant' or len(w) < 2 or w[1] != str(cur.id)):
+				continue
+			cur.ended = True
+			cur.bad = len(w) > k and w[k] == '1'
+			cur.t1 = _float(w, k + 1)
+			cur = None
+			block = None
+		elif what == 'reboot':
+			out.rebooted = True
+		elif what == 'done':
+			out.done = True
+	return out
+
+
+# ------------------------------------------------------------ judging
+
+def has_result(ktap: List[str], suite: str) -> bool:
+	"""The results file of @suite was read whole: its top-level line."""
+	return any(re.match(r'^(not )?ok 1 ' + re.escape(suite) + r'\b', ln) for ln in ktap)
+
+
+def span_cases(span: Span, parse: Callable[[List[str]], Dict[str, str]], groups, expected,
+	       why_stopped: str = '') -> Tuple[List[dict], bool]:
+	"""The judged cases of a span, as a boot of the mutant alone would give
+	them (guest.stopped when it did not end, guest.splat for a splat in its
+	part of the console), and whether every suite it began has results."""
+	results: Dict[str, str] = {}
+	whole = True
+	for s in span.order:
+		ktap = span.suites.get(s)
+		if ktap is None:
+			whole = False		# the suite that was running when it stopped
+			continue
+		if not has_result(ktap, s):
+			whole = False
+		results.update(parse(ktap))
+	if not span.ended:
+		# a case whose failure the console showed before the crash: its
+		# result line never came (a boot of its own would have it)
+		for name in span.failing:
+			if not any(r == name or r.startswith(name + '.') for r in results):
+				results[name] = 'FAIL'
+	cases = judge.judge_cases(results, groups, expected)
+	if not span.ended:
+		cases.append(judge.case('guest.stopped', 'STOPPED', 'fail',
+					f'stopped guest ({why_stopped or "crash or timeout"}) while running '
+					f'{span.running or "between suites"}'))
+	splats = judge.scan_splats(span.klog if span.ended else span.text())
+	if splats:
+		cases.append(judge.case('guest.splat', 'SPLAT', 'fail',
+					f'splat: {len(splats)} line(s) in the guest log, first: '
+					f'{splats[0].strip()}'))
+	return cases, whole
+
+
+@dataclass
+class Verdict:
+	"""What one boot says of a mutant: 'killed' (with @kills), 'survived',
+	'alone' (boot it on its own: a failed check after it, a boot that ran
+	out of time in it) or 'again' (into a later boot of several)."""
+	what: str
+	kills: Dict[str, str] = field(default_factory=dict)
+	why: str = ''
+	seconds: float = 0.0
+	span: Optional[Span] = None
+
+
+def decide(con: Console, ids: List[int], judge_span: Callable[[Span], Dict[str, str]],
+	   stalled: bool, timed_out: bool, boot_seconds: float) -> Dict[int, Verdict]:
+	"""Per id of the boot's plan, its verdict (see Verdict).
+
+	@judge_span gives the new failures (beyond the baseline's) of a
+	mutant's span; @stalled: no marker came for the mutant timeout (a
+	hang), @timed_out: the boot was stopped (stalled or past its overall
+	limit)."""
+	out: Dict[int, Verdict] = {}
+	seg: List[Tuple[int, Span]] = []	# survivors since the last passed check
+
+	def confirm():
+		for i, sp in seg:
+			out[i] = Verdict('survived', seconds=sp.t1 - sp.t0, span=sp)
+		seg.clear()
+
+	def dirty(why: str):
+		for i, sp in seg:
+			out[i] = Verdict('alone', why=why, seconds=sp.t1 - sp.t0, span=sp)
+		seg.clear()
+
+	for sp in con.spans:
+		if sp.kind in ('check', 'gap'):
+			if sp.kind == 'check' and sp.ended and not sp.bad and not judge_span(sp):
+				confirm()
+				continue
+			dirty('the clean check after it failed' if sp.kind == 'check' else
+			      'a splat or taint came after it')
+			break
+		if sp.id in out or sp.id not in ids:
+			break			# a plan the boot did not follow
+		if not sp.ended:
+			if timed_out and not stalled and not judge.scan_splats(sp.text()):
+				# past the boot's overall limit, still printing: not a hang
+				out[sp.id] = Verdict('alone', why='the boot ran out of time in it', span=sp)
+				seg.clear()
+				break
+			kills = judge_span(sp)
+			secs = max(0.0, boot_seconds - sp.t0)
+			out[sp.id] = (Verdict('killed', kills=kills, span=sp, seconds=secs) if kills else
+				      Verdict('alone', why='it stopped the guest as the baseline did',
+					      span=sp, seconds=secs))
+			confirm()
+			break
+		kills = judge_span(sp)
+		if kills:
+			out[sp.id] = Verdict('killed', kills=kills, seconds=sp.t1 - sp.t0, span=sp)
+			confirm()
+			break			# what ran after a kill does not count
+		if sp.bad:
+			# the guest saw what the host does not count (a taint
+			# without a splat, a suite without results)
+			out[sp.id] = Verdict('alone', why='its boot saw a failure the judging does not',
+					     seconds=sp.t1 - sp.t0, span=sp)
+			seg.clear()
+			break
+		seg.append((sp.id, sp))
+	for i, sp in seg:
+		out[i] = Verdict('again', why='no clean check after it', span=sp)
+	for i in ids:
+		out.setdefault(i, Verdict('again', why='not reached in this boot'))
+	return out
+
+
+# ------------------------------------------------------------ the runner
+
+APPEND = ('console=ttyS0 panic=-1 rdinit=/init kunit.autorun=0 loglevel=5 mm_mutant=0 '
+	  'kunit.filter=speed>slow')
+
+
+class MultiBoot:
+	"""Boots of several switched mutants each (schemata.SchemataRunner
+	@sch's kernel), @per_boot mutants at most per boot; the consoles go to
+	@logs/multiboot-*.log."""
+
+	def __init__(self, sch, per_boot: int, logs: str):
+		self.sch = sch
+		self.per_boot = per_boot
+		self.logs = logs
+		self.work = os.path.join(BUILD, 'mutate', 'multiboot')
+		self.kunit_dir = os.path.join(sch.tree_dir, 'tools', 'testing', 'kunit')
+		self.ok: List[str] = []			# suites that run again from debugfs cleanly
+		self.seconds: Dict[str, float] = {}	# suite -> its run time there
+		self.boots = 0
+		self.boot_seconds = 0.0
+		self.tries: Dict[str, int] = {}
+		self.alone: Set[str] = set()		# mutants that boot on their own
+		self.decided = 0
+
+	def parse(self, ktap: List[str]) -> Dict[str, str]:
+		return judge.parse_guest_log(ktap, self.kunit_dir)
+
+	def stall(self) -> int:
+		return self.sch.base.timeout or 300
+
+	def suites_of(self, m) -> List[str]:
+		reach = self.sch.reach.get(self.sch.ids[m.name], set())
+		order = self.sch.suite_order
+		return sorted(reach, key=lambda s: (order.index(s) if s in order else len(order), s))
+
+	def eligible(self, m) -> bool:
+		"""Mutant @m may run in a boot of several: switched, reached by the
+		functional suites, each of which runs again from debugfs cleanly."""
+		if not self.ok or m.name in self.alone or not self.sch.switched(m.name):
+			return False
+		suites = self.suites_of(m)
+		return bool(suites) and all(s in self.ok for s in suites)
+
+	def judge_span(self, sp: Span) -> Dict[str, str]:
+		base = self.sch.base
+		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected,
+					   f'no progress for {self.stall()} s, or a crash')
+		return {k: v for k, v in base.failed(cases).items() if k not in self.sch.base_fail}
+
+	def boot(self, plan: List[Tuple[int, List[str]]], tag: str, every: int, stop: bool,
+		 timeout: float):
+		"""One boot of @plan: (the console split, proc.Result, its path)."""
+		from . import kernel
+		root = os.path.join(self.work, 'root')
+		for d in ('bin', 'proc', 'sys', 'dev'):
+			os.makedirs(os.path.join(root, d), exist_ok=True)
+		if not os.path.exists(os.path.join(root, 'bin', 'busybox')):
+			if not os.path.exists(kernel.BUSYBOX):
+				raise Error(f'{kernel.BUSYBOX} missing: apt-get install busybox-static')
+			shutil.copy(kernel.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+		cpio = kernel.pack_initramfs(root, init_script(plan, every, stop),
+					     os.path.join(self.work, 'initramfs.cpio'))
+		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio, APPEND)
+		path = os.path.join(self.logs, f'multiboot-{tag}.log')
+		# a hang: no marker for the mutant timeout (a guest that keeps
+		# printing stall reports is hung all the same)
+		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=self.stall(), stall_on=MARK,
+					  label=f'mutate: boot {tag} of several mutants')
+		with open(path, errors='replace') as f:
+			lines = f.readlines()
+		self.boots += 1
+		self.boot_seconds += r.seconds
+		return parse_console(lines), r, path
+
+	def baseline(self, suites: List[str]) -> None:
+		"""@suites run twice from debugfs with no mutant active: those whose
+		cases all pass (or skip) both times, with no splat in the boot,
+		are the ones a boot of several mutants may run."""
+		self.ok = []
+		if not suites:
+			return
+		con, r, path = self.boot([(0, suites), (0, suites)], 'baseline', 0, False,
+					 self.stall() * 4 + 120)
+		spans = [s for s in con.spans if s.kind == 'mutant']
+		bad: Dict[str, str] = {}
+		if not con.done or len(spans) != 2 or not all(s.ended for s in spans):
+			why = 'the boot did not end as planned'
+		elif any(judge.scan_splats(s.klog) for s in spans):
+			why = 'a splat in it'
+		else:
+			why = ''
+			base = self.sch.base
+			for s in suites:
+				for sp in spans:
+					ktap = sp.suites.get(s, [])
+					cases = judge.judge_cases(self.parse(ktap), base.groups, base.expected)
+					failed = [c['name'] for c in cases if c['verdict'] == 'fail']
+					if not has_result(ktap, s) or not cases or failed:
+						bad[s] = ', '.join(failed[:3]) or 'no results'
+					self.seconds[s] = max(self.seconds.get(s, 0.0), sp.seconds.get(s, 0.0))
+		if why:
+			info(f'mutate: boots of several mutants: off, the debugfs baseline failed ({why}; '
+			     f'console {rel(path)}): every mutant boots on its own')
+			return
+		self.ok = [s for s in suites if s not in bad]
+		info(f'mutate: boots of several mutants (MUTANTS_PER_BOOT={self.per_boot}): '
+		     f'{len(self.ok)} of {len(suites)} suites run again from debugfs as at boot '
+		     f'(baseline boot {r.seconds:.0f} s)' +
+		     (f'; the mutants of {", ".join(f"{s} ({w})" for s, w in sorted(bad.items()))} '
+		      'boot on their own' if bad else ''))
+
+	def run(self, ms: list, log_of: Callable[[object], str]) -> Dict[str, tuple]:
+		"""Outcomes (mutate.Outcome) of the eligible mutants @ms, each with
+		the seconds it cost; a mutant's notes go to the file @log_of(m)."""
+		from .mutate import Outcome
+		sch = self.sch
+		queue = list(ms)
+		verdicts: Dict[str, Verdict] = {}
+		spent: Dict[str, float] = {m.name: 0.0 for m in ms}
+		alone: List = []
+		fruitless = 0
+		while queue:
+			batch = queue[:self.per_boot]
+			plan = [(sch.ids[m.name], self.suites_of(m)) for m in batch]
+			by_id = {sch.ids[m.name]: m for m in batch}
+			est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in sts)) for _, sts in plan)
+			tag = f'{self.boots + 1:03d}'
+			con, r, path = self.boot(plan, tag, CHECK_EVERY, True, self.stall() + 60 + 10 * est)
+			out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds)
+			began = [i for i, v in out.items() if v.span is not None]
+			share = r.seconds / max(1, len(began))
+			progress = False
+			for i, v in out.items():
+				m = by_id[i]
+				if v.span is None:
+					continue
+				spent[m.name] += share
+				self.tries[m.name] = self.tries.get(m.name, 0) + 1
+				with open(log_of(m), 'a') as f:
+					f.write(f'mutate: boot {tag} of several ({rel(path)}): {v.what}' +
+						(f' ({v.why})' if v.why else '') +
+						(f' by {", ".join(sorted(v.kills)[:5])}' +
+						 (f' (+{len(v.kills) - 5} more)' if len(v.kills) > 5 else '')
+						 if v.kills else '') + '\n')
+					f.writelines(ln + '\n' for s in v.span.order
+						     for ln in v.span.suites.get(s, []))
+					f.writelines(ln + '\n' for ln in v.span.text())
+				if v.what in ('killed', 'survived'):
+					verdicts[m.name] = v
+					progress = True
+				elif v.what == 'alone' or self.tries[m.name] >= MAX_TRIES:
+					alone.append(m)
+					progress = True
+			said = [v.what for v in out.values() if v.span is not None]
+			info(f'mutate: boot {tag} of several mutants: {len(said)} of {len(batch)} begun (' +
+			     ', '.join(f'{n} {w}' for w, n in sorted(
+				     {w: said.count(w) for w in said}.items())) +
+			     f'), {r.seconds:.0f} s' + (' (hung)' if r.stalled else
+							 ' (out of time)' if r.timed_out else ''))
+			fruitless = 0 if progress else fruitless + 1
+			if fruitless >= 2:
+				info(f'mutate: two boots of several mutants in a row decided nothing '
+				     f'(console {rel(path)}): {len(batch)} mutant(s) boot on their own')
+				alone += [m for m in batch if m not in alone]
+			queue = [m for m in queue if m.name not in verdicts and m not in alone]
+		results: Dict[str, tuple] = {}
+		for m in ms:
+			t0 = time.monotonic()
+			o = Outcome('survived')
+			with open(log_of(m), 'a') as log:
+				if m.name in verdicts:
+					v = verdicts[m.name]
+					o.guest_seconds = v.seconds
+					o = sch.conclude(m, o, v.kills, log)
+				else:
+					self.alone.add(m.name)
+					log.write('mutate: a boot of its own\n')
+					o = sch.run(m, log)
+			self.decided += 1
+			results[m.name] = (o, spent[m.name] + time.monotonic() - t0)
+		return results

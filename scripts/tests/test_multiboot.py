@@ -1,0 +1,419 @@
+# SPDX-License-Identifier: GPL-2.0
+"""make mutate MUTANTS_PER_BOOT=N (scripts/mmkunit/multiboot.py): the
+guest's init script for a plan (its markers, a clean check every K
+mutants), run on the host under busybox sh against a fake debugfs
+whose suites pass, fail, splat, taint or crash per active mutant; the
+console split into spans; the verdicts of a boot (a clean boot, a kill
+that reboots early, a crash in the middle, a dirty clean check, a hang
+against a boot out of time); the judging of a mutant's span with
+kunit_tool's parser; and MultiBoot.run() over several boots."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from mmkunit import multiboot, mutate  # noqa: E402
+from mmkunit.multiboot import MARK  # noqa: E402
+
+BUSYBOX = '/bin/busybox'
+KUNIT_DIR = os.environ.get('MMKUNIT_KUNIT_DIR', os.path.join(
+	os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+	'build', 'tree', 'tools', 'testing', 'kunit'))
+
+# A busybox stand-in: what a suite does depends on the active mutant
+# (files in $F: fail.ID, splat.ID, taint.ID, crash.ID, hang.ID; ID 0 is
+# a clean check); "reboot" and a crash kill the script's shell.
+FAKE_BB = r'''#!/bin/sh
+F=$(dirname "$0")
+cmd=$1
+shift
+case $cmd in
+mount) exit 0 ;;
+reboot) kill -9 $PPID; exit 0 ;;
+dmesg) cat "$F/dmesg"; : > "$F/dmesg"; exit 0 ;;
+cat)
+	case $1 in
+	*/kunit/*/results)
+		s=$(basename "$(dirname "$1")")
+		id=$(cat "$F/d/mm_mutant/active")
+		[ -f "$F/crash.$id" ] && { kill -9 $PPID; exit 0; }
+		[ -f "$F/splat.$id" ] && echo "[   12.5] WARNING: CPU: 1 PID: 9 at mm/rmap.c:10 f+0x1/0x2" >> "$F/dmesg"
+		[ -f "$F/taint.$id" ] && echo 512 > "$F/proc/sys/kernel/tainted"
+		echo "[   12.6] mm_mutant: reached in $s: 3" >> "$F/dmesg"
+		r=ok
+		[ -f "$F/fail.$id" ] && r='not ok'
+		printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: %s\n    1..1\n' "$s"
+		printf '    %s 1 %s_case\n%s 1 %s\n' "$r" "$s" "$r" "$s"
+		exit 0 ;;
+	esac ;;
+esac
+exec /bin/busybox "$cmd" "$@"
+'''
+
+
+def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), taint=(),
+	     crash=(), dirty_check=False):
+	"""Run init_script(@plan) under busybox sh on the host against the
+	fake; its console lines."""
+	if not os.access(BUSYBOX, os.X_OK):
+		raise RuntimeError(f'{BUSYBOX} missing: apt-get install busybox-static')
+	d = tempfile.mkdtemp(prefix='multiboot-')
+	try:
+		suites = {s for _, ss in plan for s in ss}
+		for s in suites:
+			os.makedirs(os.path.join(d, 'd', 'kunit', s))
+			open(os.path.join(d, 'd', 'kunit', s, 'run'), 'w').close()
+		os.makedirs(os.path.join(d, 'd', 'mm_mutant'))
+		os.makedirs(os.path.join(d, 'proc', 'sys', 'kernel'))
+		os.makedirs(os.path.join(d, 'w'))
+		with open(os.path.join(d, 'proc', 'uptime'), 'w') as f:
+			f.write('12.50 3.00\n')
+		with open(os.path.join(d, 'proc', 'sys', 'kernel', 'tainted'), 'w') as f:
+			f.write('262144\n')		# TAINT_TEST, as after the first suite
+		for what, ids in (('fail', fail), ('splat', splat), ('taint', taint), ('crash', crash)):
+			for i in ids:
+				open(os.path.join(d, f'{what}.{i}'), 'w').close()
+		if dirty_check:
+			open(os.path.join(d, 'fail.0'), 'w').close()
+		open(os.path.join(d, 'dmesg'), 'w').close()
+		bb = os.path.join(d, 'bb')
+		with open(bb, 'w') as f:
+			f.write(FAKE_BB)
+		os.chmod(bb, 0o755)
+		script = multiboot.init_script(plan, every, stop)
+		script = script.replace('B=/bin/busybox', f'B={bb}', 1)
+		script = script.replace('D=/sys/kernel/debug', f'D={d}/d', 1)
+		script = script.replace('P=/proc', f'P={d}/proc', 1)
+		script = script.replace('\nW=\n', f'\nW={d}/w\n', 1)
+		p = subprocess.run([BUSYBOX, 'sh', '-c', script], stdout=subprocess.PIPE,
+				   stderr=subprocess.STDOUT, text=True, timeout=60)
+		# as the serial console gives them
+		return [ln.replace('\n', '\r\n') for ln in p.stdout.splitlines(keepends=True)]
+	finally:
+		shutil.rmtree(d)
+
+
+def mini_parse(ktap):
+	"""suite.case -> status of the fake's KTAP (kunit_tool stands in
+	for this in TestJudging)."""
+	out, suite = {}, ''
+	for line in ktap:
+		m = re.match(r'^    # Subtest: (\w+)', line)
+		if m:
+			suite = m.group(1)
+		m = re.match(r'^    (not )?ok \d+ (\w+)', line)
+		if m and suite:
+			out[f'{suite}.{m.group(2)}'] = 'FAIL' if m.group(1) else 'PASS'
+	return out
+
+
+def judge_span(sp):
+	cases, _ = multiboot.span_cases(sp, mini_parse, [], {}, 'test')
+	return {c['name']: c['reason'] for c in cases if c['verdict'] == 'fail'}
+
+
+def verdicts(lines, ids, stalled=False, timed_out=False):
+	con = multiboot.parse_console(lines)
+	out = multiboot.decide(con, ids, judge_span, stalled, timed_out, 30.0)
+	return con, {i: (v.what, sorted(v.kills)) for i, v in out.items()}
+
+
+PLAN3 = [(3, ['lazyfree_thp']), (5, ['rcu_free_grace', 'lazyfree_thp']), (9, ['shmem_read'])]
+
+
+class TestScript(unittest.TestCase):
+	# the markers of a plan, and a clean check of the suites used since
+	# the last one after every K mutants and at the end
+	def test_plan(self):
+		plan = [(i, ['s%d' % (i % 3)]) for i in range(1, 11)]
+		text = multiboot.init_script(plan, every=8)
+		calls = [ln for ln in text.splitlines() if re.match(r'^(mutant|check) ', ln)]
+		self.assertEqual(calls[:8], [f'mutant {i} s{i % 3}' for i in range(1, 9)])
+		self.assertEqual(calls[8], 'check s1 s2 s0')
+		self.assertEqual(calls[9:], ['mutant 9 s0', 'mutant 10 s1', 'check s0 s1'])
+		self.assertIn('kunit.autorun', multiboot.APPEND)
+		self.assertTrue(text.rstrip().endswith('$B reboot -f'))
+		self.assertEqual(text.count(f'echo "$M done"'), 1)
+		# no check at all when asked for none (the debugfs baseline)
+		self.assertNotIn('\ncheck ', multiboot.init_script(plan, every=0))
+		for bad in ([(1, [])], [(1, ['a b'])], [(-1, ['a'])], [(1, ['a;reboot'])]):
+			with self.assertRaises(Exception):
+				multiboot.init_script(bad)
+		p = subprocess.run([BUSYBOX, 'sh', '-n', '-c', text], stderr=subprocess.PIPE, text=True)
+		self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class TestBoots(unittest.TestCase):
+	# a clean boot of 3 mutants: each its suites' KTAP and log, a passed
+	# check at the end, every mutant survived
+	def test_clean(self):
+		lines = simulate(PLAN3)
+		con, v = verdicts(lines, [3, 5, 9])
+		self.assertTrue(con.ready and con.done and not con.rebooted)
+		self.assertEqual([(s.kind, s.id, s.ended, s.bad) for s in con.spans],
+				 [('mutant', 3, True, False), ('mutant', 5, True, False),
+				  ('mutant', 9, True, False), ('check', 0, True, False)])
+		self.assertEqual(con.spans[1].order, ['rcu_free_grace', 'lazyfree_thp'])
+		self.assertIn('    ok 1 rcu_free_grace_case', con.spans[1].suites['rcu_free_grace'])
+		self.assertTrue(any('reached in shmem_read' in ln for ln in con.spans[2].klog))
+		self.assertEqual(con.spans[3].order, ['lazyfree_thp', 'rcu_free_grace', 'shmem_read'])
+		self.assertEqual(v, {3: ('survived', []), 5: ('survived', []), 9: ('survived', [])})
+
+	# a kill reboots the guest at once: the mutants before it count, the
+	# next one goes into the next boot
+	def test_kill_reboots(self):
+		lines = simulate(PLAN3, fail=[5])
+		con, v = verdicts(lines, [3, 5, 9])
+		self.assertTrue(con.rebooted and not con.done)
+		self.assertEqual([s.id for s in con.spans], [3, 5])
+		self.assertTrue(con.spans[1].bad)
+		# its first failing suite ended it
+		self.assertEqual(con.spans[1].order, ['rcu_free_grace'])
+		self.assertEqual(v, {3: ('survived', []), 5: ('killed', ['rcu_free_grace.rcu_free_grace_case']),
+				     9: ('again', [])})
+
+	# a splat kills and reboots; a taint the judging does not see reboots
+	# too, and that mutant boots on its own
+	def test_splat_and_taint(self):
+		_, v = verdicts(simulate(PLAN3, splat=[3]), [3, 5, 9])
+		self.assertEqual(v[3], ('killed', ['guest.splat']))
+		self.assertEqual(v[5][0], 'again')
+		con, v = verdicts(simulate(PLAN3, taint=[5]), [3, 5, 9])
+		self.assertTrue(con.rebooted)
+		self.assertEqual([v[3][0], v[5][0], v[9][0]], ['again', 'alone', 'again'])
+
+	# a crash in the middle: the mutant begun and not ended is killed,
+	# the one after it goes into the next boot
+	def test_crash(self):
+		lines = simulate(PLAN3, crash=[5])
+		con, v = verdicts(lines, [3, 5, 9])
+		self.assertFalse(con.spans[1].ended)
+		self.assertEqual(con.spans[1].running, 'rcu_free_grace')
+		self.assertEqual(v, {3: ('survived', []), 5: ('killed', ['guest.stopped']),
+				     9: ('again', [])})
+
+	# a failed clean check: the verdicts since the last check do not
+	# count, those mutants boot on their own; the ones before stand
+	def test_dirty_check(self):
+		plan = [(i, ['lazyfree_thp']) for i in range(1, 6)]
+		lines = simulate(plan, every=2, dirty_check=True)
+		con, v = verdicts(lines, [1, 2, 3, 4, 5])
+		self.assertEqual([s.kind for s in con.spans], ['mutant', 'mutant', 'check'])
+		self.assertTrue(con.spans[2].bad and con.rebooted)
+		self.assertEqual(v, {1: ('alone', []), 2: ('alone', []), 3: ('again', []),
+				     4: ('again', []), 5: ('again', [])})
+		con, v = verdicts(simulate(plan, every=2), [1, 2, 3, 4, 5])
+		self.assertEqual([s.kind for s in con.spans].count('check'), 3)
+		self.assertEqual({w for w, _ in v.values()}, {'survived'})
+
+	# a console silent for the mutant timeout is a hang (killed); a boot
+	# stopped at its overall limit while printing decides nothing
+	def test_hang_and_time(self):
+		lines = [f'{MARK} ready 12\n', f'{MARK} begin 3 1.0\n', f'{MARK} suite lazyfree_thp 1.0\n',
+			 'some kernel line\n']
+		_, v = verdicts(lines, [3, 5], stalled=True, timed_out=True)
+		self.assertEqual(v, {3: ('killed', ['guest.stopped']), 5: ('again', [])})
+		_, v = verdicts(lines, [3, 5], timed_out=True)
+		self.assertEqual(v[3], ('alone', []))
+		# a splat then: killed all the same
+		_, v = verdicts(lines + ['[  9.0] BUG: unable to handle page fault\n'], [3], timed_out=True)
+		self.assertEqual(v[3], ('killed', ['guest.splat', 'guest.stopped']))
+		# a boot that died before the init script: nothing decided
+		_, v = verdicts(['Kernel panic - not syncing: IO-APIC + timer doesn\'t work!\n'], [3])
+		self.assertEqual(v, {3: ('again', [])})
+
+	# a splat between two mutants (after one ended): the boot is dirty
+	def test_gap(self):
+		lines = simulate(PLAN3)
+		end3 = next(k for k, ln in enumerate(lines) if f'{MARK} end 3 ' in ln)
+		lines = lines[:end3 + 1] + [f'{MARK} dirty\n', '[ 13.0] WARNING: at mm/x.c:1\n',
+					    f'{MARK} end-dirty\n', f'{MARK} reboot\n']
+		_, v = verdicts(lines, [3, 5, 9])
+		self.assertEqual(v, {3: ('alone', []), 5: ('again', []), 9: ('again', [])})
+
+
+class TestJudging(unittest.TestCase):
+	KTAP = ['KTAP version 1', '1..1', '    KTAP version 1', '    # Subtest: lazyfree_thp',
+		'    1..2', '    ok 1 lazyfree_thp_clean', '        KTAP version 1',
+		'        # Subtest: lazyfree_thp_ref', '        ok 1 gup-pin',
+		'        not ok 2 folio-ref', '    not ok 2 lazyfree_thp_ref',
+		'# lazyfree_thp: pass:1 fail:1 skip:0 total:2', 'not ok 1 lazyfree_thp']
+
+	def parse(self, ktap):
+		# kunit_tool's parser, as make mutate reads the results (needs
+		# build/tree or $MMKUNIT_KUNIT_DIR, as test_benchreport does)
+		from mmkunit import judge
+		if not os.path.isfile(os.path.join(KUNIT_DIR, 'kunit_parser.py')):
+			raise RuntimeError(f'kunit_parser.py not found in {KUNIT_DIR}: run make tree, or '
+					   'set MMKUNIT_KUNIT_DIR to a kernel tree\'s tools/testing/kunit')
+		return judge.parse_guest_log(ktap, KUNIT_DIR)
+
+	# a mutant's span judged as its own boot would be: the failing
+	# parameter by kunit_tool's name, a splat in its log, a crash
+	def test_span(self):
+		sp = multiboot.Span('mutant', 3, ended=True, order=['lazyfree_thp'],
+				    suites={'lazyfree_thp': self.KTAP},
+				    klog=['[ 2.0] mm_mutant: reached in lazyfree_thp: 3',
+					  '[ 2.1] # lazyfree_thp_ref: WARNING: not a splat, a KTAP comment'])
+		cases, whole = multiboot.span_cases(sp, self.parse, [], {})
+		failed = sorted(c['name'] for c in cases if c['verdict'] == 'fail')
+		self.assertTrue(whole)
+		self.assertEqual(failed, ['lazyfree_thp.lazyfree_thp_ref.folio-ref'])
+		sp.klog.append('[ 2.2] BUG: KASAN: use-after-free in folio_put+0x1/0x2')
+		cases, _ = multiboot.span_cases(sp, self.parse, [], {})
+		self.assertIn('guest.splat', [c['name'] for c in cases if c['verdict'] == 'fail'])
+		# begun, not ended: stopped while running its second suite
+		sp2 = multiboot.Span('mutant', 4, order=['lazyfree_thp', 'shmem_read'],
+				     suites={'lazyfree_thp': self.KTAP}, running='shmem_read',
+				     console=['BUG: kernel NULL pointer dereference, address: 0'])
+		con = multiboot.parse_console([f'{MARK} begin 4 1.0\r\n', f'{MARK} suite shmem_read 1.1\r\n',
+						'    # shmem_read_batch: EXPECTATION FAILED at mm/tests/x.c:9\r\n'])
+		sp2.failing = con.spans[0].failing
+		self.assertEqual(sp2.failing, ['shmem_read.shmem_read_batch'])
+		cases, whole = multiboot.span_cases(sp2, self.parse, [], {}, 'no output for 120 s')
+		names = {c['name']: c['reason'] for c in cases if c['verdict'] == 'fail'}
+		self.assertFalse(whole)
+		self.assertIn('while running shmem_read', names['guest.stopped'])
+		self.assertIn('guest.splat', names)
+		self.assertIn('lazyfree_thp.lazyfree_thp_ref.folio-ref', names)
+		self.assertEqual(names['shmem_read.shmem_read_batch'], 'kunit: FAIL')
+
+
+class TestStall(unittest.TestCase):
+	# proc.run(stall=): a child silent that long is stopped as stalled;
+	# with stall_on, lines without the marker (a guest printing stall
+	# reports) do not count as progress
+	def test_stall(self):
+		from mmkunit import proc
+		r = proc.run(['sh', '-c', 'echo a; sleep 30'], echo=False, timeout=60, stall=1)
+		self.assertTrue(r.timed_out and r.stalled)
+		self.assertLess(r.seconds, 20)
+		r = proc.run(['sh', '-c', f'echo "{MARK} begin 1"; while :; do echo noise; sleep 0.2; done'],
+			     echo=False, timeout=60, stall=1, stall_on=MARK)
+		self.assertTrue(r.stalled)
+		self.assertLess(r.seconds, 20)
+		r = proc.run(['sh', '-c', 'for i in 1 2 3 4 5 6; do echo x; sleep 0.3; done'],
+			     echo=False, timeout=60, stall=1)
+		self.assertTrue(r.ok and not r.stalled)
+
+
+class FakeBase:
+	groups, expected, timeout, glob = [], {}, 60, ''
+	failed = staticmethod(mutate.Runner.failed)
+	killer = staticmethod(mutate.Runner.killer)
+
+
+class FakeSchemata:
+	"""schemata.SchemataRunner as MultiBoot uses it: mutants 1..n reached
+	by one suite each; run() (a boot of its own) says survived."""
+
+	def __init__(self, n):
+		self.base = FakeBase()
+		self.tree_dir = self.build_dir = '/nonexistent'
+		self.ids = {f'm{i}': i for i in range(1, n + 1)}
+		self.reach = {i: {'lazyfree_thp'} for i in range(1, n + 1)}
+		self.suite_order = ['lazyfree_thp']
+		self.base_fail = set()
+		self.alone_runs = []
+
+	def switched(self, name):
+		return True
+
+	def conclude(self, m, o, kills, log):
+		return _conclude(self, m, o, kills)
+
+	def run(self, m, log):
+		self.alone_runs.append(m.name)
+		return mutate.Outcome('survived')
+
+
+def _conclude(sch, m, o, kills):
+	if kills:
+		o.status, o.killer = 'killed', sch.base.killer(kills)
+		o.reason, o.killers = kills[o.killer], sorted(kills)
+	return o
+
+
+class M:
+	def __init__(self, name):
+		self.name = name
+		self.races = False
+
+
+class TestRun(unittest.TestCase):
+	# MultiBoot.run() over simulated boots: a kill ends a boot and the next
+	# one starts after it, a crash kills, a failed check sends the mutants
+	# since the last check to boots of their own
+	def test_run(self):
+		sch = FakeSchemata(12)
+		mb = multiboot.MultiBoot(sch, 6, tempfile.mkdtemp(prefix='multiboot-logs-'))
+		mb.ok = ['lazyfree_thp']
+		mb.parse = mini_parse
+		plans = []
+
+		def boot(plan, tag, every, stop, timeout):
+			plans.append([i for i, _ in plan])
+			first = len(plans) == 1
+			lines = simulate(plan, every=3, fail=[2, 9], crash=[4],
+					 dirty_check=(len(plans) == 3))
+			path = os.path.join(mb.logs, f'multiboot-{tag}.log')
+			with open(path, 'w') as f:
+				f.writelines(lines)
+			mb.boots += 1
+			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0})
+			self.assertTrue(first or plan[0][0] != 1)
+			return multiboot.parse_console(lines), r, path
+
+		mb.boot = boot
+		ms = [M(f'm{i}') for i in range(1, 13)]
+		out = mb.run(ms, lambda m: os.path.join(mb.logs, m.name + '.log'))
+		status = {n: (o.status, o.killer) for n, (o, _s) in out.items()}
+		# boot 1: 1 survives, 2 killed (reboot); boot 2: 3 survives, 4
+		# crashes; boot 3: 5, 6, 7 then a failed check -> each alone; boot
+		# 4: 8 survives, 9 killed; boot 5: 10..12, the check passes
+		self.assertEqual(plans, [[1, 2, 3, 4, 5, 6], [3, 4, 5, 6, 7, 8], [5, 6, 7, 8, 9, 10],
+					 [8, 9, 10, 11, 12], [10, 11, 12]])
+		self.assertEqual(status['m2'], ('killed', 'lazyfree_thp.lazyfree_thp_case'))
+		self.assertEqual(status['m4'], ('killed', 'guest.stopped'))
+		self.assertEqual(status['m9'][0], 'killed')
+		self.assertEqual(sorted(sch.alone_runs), ['m5', 'm6', 'm7'])
+		for n in ('m1', 'm3', 'm5', 'm6', 'm7', 'm8', 'm10', 'm11', 'm12'):
+			self.assertEqual(status[n][0], 'survived', n)
+		with open(os.path.join(mb.logs, 'm5.log')) as f:
+			self.assertIn('the clean check after it failed', f.read())
+		shutil.rmtree(mb.logs)
+
+
+class TestConclude(unittest.TestCase):
+	# the race boot after a boot of several stays one per mutant, only for
+	# a race mutant the functional suites did not kill
+	def test_races(self):
+		from mmkunit import schemata
+		sch = object.__new__(schemata.SchemataRunner)
+		sch.base = FakeBase()
+		sch.ids = {'a': 1, 'b': 2}
+		sch.race_reach = {1: {'lockless_read_race'}, 2: {'lockless_read_race'}}
+		sch.base_race_fail = set()
+		booted = []
+
+		def boot(races, active, log, glob=''):
+			booted.append((races, active))
+			return [{'name': 'lockless_read_race.x', 'status': 'FAIL', 'verdict': 'fail',
+				 'reason': 'kunit: FAIL'}], 7.0, None
+		sch.boot = boot
+		a, b = M('a'), M('b')
+		a.races = b.races = True
+		o = sch.conclude(a, mutate.Outcome('survived'), {'lazyfree_thp.c': 'kunit: FAIL'}, None)
+		self.assertEqual((o.status, o.killer, booted), ('killed', 'lazyfree_thp.c', []))
+		o = sch.conclude(b, mutate.Outcome('survived'), {}, None)
+		self.assertEqual((o.status, o.killer, o.races_seconds), ('killed', 'lockless_read_race.x', 7.0))
+		self.assertEqual(booted, [(True, 2)])
+
+
+if __name__ == '__main__':
+	unittest.main()
