@@ -204,6 +204,26 @@ static void lockless_read_race_fallocate(struct kunit *test)
 }
 
 /*
+ * Punch RACE_RANGE at @off[f] of each file and write it back with @gen,
+ * B first, so that B gets the pages A gives back if they were not held
+ * back (the split and collapse steps, after their change to A).
+ */
+static void race_punch_rewrite(struct kunit *test, struct race *race,
+			       const loff_t *off, u32 gen)
+{
+	int f;
+
+	for (f = RACE_FILES - 1; f >= 0; f--) {
+		if (f)
+			race_align(test, race, f);
+		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
+		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
+	}
+	for (f = RACE_FILES - 1; f >= 0; f--)
+		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+}
+
+/*
  * huge=always A: split a hot PMD-size folio (its data must not change),
  * then punch 64 KiB of it and 64 KiB of B and write them back, B first,
  * so that B gets the pieces A gave back if they were not held back.  A
@@ -216,7 +236,6 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	loff_t pmd = race_pick(race, RACE_PMD), off[RACE_FILES];
 	struct folio *folio;
 	bool split = false;
-	int f;
 
 	folio = mm_kunit_file_folio(race->f[0].lf, pmd >> PAGE_SHIFT);
 	if (!folio || !folio_test_large(folio)) {
@@ -238,14 +257,7 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	race_align(test, race, 0);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
-	for (f = RACE_FILES - 1; f >= 0; f--) {
-		if (f)
-			race_align(test, race, f);
-		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
-		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
-	}
-	for (f = RACE_FILES - 1; f >= 0; f--)
-		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+	race_punch_rewrite(test, race, off, gen);
 	race_window_close(test, race);
 	return split;
 }
@@ -353,7 +365,6 @@ race_collapse_step(struct kunit *test, struct race *race, u32 gen)
 	loff_t pmd = race_pick(race, RACE_PMD), off[RACE_FILES];
 	bool collapsed;
 	size_t size;
-	int f;
 
 	if (race_a_large(race, pmd, &size)) {
 		mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
@@ -371,14 +382,7 @@ race_collapse_step(struct kunit *test, struct race *race, u32 gen)
 	/* The old folios, if they were freed at once */
 	race_scribble(RACE_PMD / PAGE_SIZE);
 	collapsed = race_a_large(race, pmd, &size) && size >= RACE_PMD;
-	for (f = RACE_FILES - 1; f >= 0; f--) {
-		if (f)
-			race_align(test, race, f);
-		race_begin(&race->f[f], off[f], off[f] + RACE_RANGE, gen);
-		mm_kunit_file_punch(test, race->f[f].lf, off[f], RACE_RANGE);
-	}
-	for (f = RACE_FILES - 1; f >= 0; f--)
-		race_write(test, race, f, off[f], off[f] + RACE_RANGE, gen);
+	race_punch_rewrite(test, race, off, gen);
 	if (race_a_large(race, pmd, &size))
 		mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	race_window_close(test, race);

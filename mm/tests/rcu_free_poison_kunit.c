@@ -165,6 +165,95 @@ static struct task_struct *mf_call_thread(struct mf_call *call)
 	return rfk_other_cpu_thread(mf_call_fn, call, "rcu_free_mf");
 }
 
+/* What mf_call_in_reader() saw from inside its reader section */
+struct mf_reader_seen {
+	bool poison;	/* PG_hwpoison set on the call's pfn */
+	bool returned;	/* the call returned inside the section */
+	bool waiting;	/* the call seen asleep in a grace-period wait */
+};
+
+/**
+ * mf_reader_begin() - make @call's thread and enter a reader section
+ * @test: the case
+ * @call: set up by mf_call_setup()
+ *
+ * The thread is bound to another CPU and not woken; this thread is in
+ * rcu_read_lock() with migration disabled when this returns.  Aborts the
+ * case when the thread cannot be made.
+ *
+ * Return: the thread, with a reference for mf_reader_end().
+ */
+static struct task_struct *mf_reader_begin(struct kunit *test,
+					   struct mf_call *call)
+{
+	struct task_struct *task;
+
+	migrate_disable();
+	task = mf_call_thread(call);
+	if (IS_ERR(task)) {
+		migrate_enable();
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
+	}
+	/* Its stack is looked at until this thread has left the section */
+	get_task_struct(task);
+	rcu_read_lock();
+	return task;
+}
+
+/**
+ * mf_reader_end() - leave the section once the call returned or waits
+ * @call: the call its thread makes, woken
+ * @task: from mf_reader_begin()
+ * @seen: ->returned and ->waiting set
+ *
+ * Stays inside until the call returns or is seen asleep in a wait for a
+ * grace period (its stack; 10 s are a hang guard, not a verdict), then
+ * leaves the section and waits for the call to return.
+ */
+static void mf_reader_end(struct mf_call *call, struct task_struct *task,
+			  struct mf_reader_seen *seen)
+{
+	unsigned long deadline = jiffies + 10 * HZ;
+
+	seen->waiting = false;
+	while (!(seen->returned = completion_done(&call->done)) &&
+	       !(seen->waiting = rfk_in_gp_wait(task)) &&
+	       time_before(jiffies, deadline))
+		cpu_relax();
+	rcu_read_unlock();
+	migrate_enable();
+	wait_for_completion(&call->done);
+	put_task_struct(task);
+}
+
+/**
+ * mf_call_in_reader() - make @call on another CPU inside a reader section
+ * @test: the case
+ * @call: set up by mf_call_setup(), its pfn set
+ * @left_poisoned: the case's pfn to unpoison at its end, set to @call's
+ * @seen: what this thread saw from inside the section
+ *
+ * This thread is the reader: it spins in rcu_read_lock() on its CPU while
+ * the call runs on another, until PG_hwpoison is set (10 s are a hang
+ * guard) and then as mf_reader_end() says.  Returns once the call has
+ * returned; aborts the case when the thread cannot be made.
+ */
+static void mf_call_in_reader(struct kunit *test, struct mf_call *call,
+			      unsigned long *left_poisoned,
+			      struct mf_reader_seen *seen)
+{
+	struct task_struct *task = mf_reader_begin(test, call);
+	unsigned long deadline;
+
+	*left_poisoned = call->pfn;
+	wake_up_process(task);
+	deadline = jiffies + 10 * HZ;
+	while (!(seen->poison = PageHWPoison(pfn_to_page(call->pfn))) &&
+	       !completion_done(&call->done) && time_before(jiffies, deadline))
+		cpu_relax();
+	mf_reader_end(call, task, seen);
+}
+
 /*
  * takes_waiting, "both lists": nothing is lost when the call takes the
  * lists.  Inside a reader of this thread's, on this CPU (no hold), a page
@@ -180,8 +269,9 @@ static struct task_struct *mf_call_thread(struct mf_call *call)
 static void takes_both_lists(struct kunit *test, const struct poison_case *c)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
-	bool returned, waiting = false, poisoned, buddy, other_back;
-	unsigned long *left_poisoned, deadline;
+	bool poisoned, buddy, other_back;
+	struct mf_reader_seen seen;
+	unsigned long *left_poisoned;
 	struct task_struct *task;
 	long waiting0, waiting_after;
 	struct page *other, *page;
@@ -202,30 +292,12 @@ static void takes_both_lists(struct kunit *test, const struct poison_case *c)
 	call->pfn = page_to_pfn(page);
 	waiting0 = zone_stat_sum(nr_free_rcu);
 
-	migrate_disable();
-	task = mf_call_thread(call);
-	if (IS_ERR(task)) {
-		migrate_enable();
-		__free_page(other);
-		__free_page(page);
-		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
-	}
-	/* Its stack is looked at until this thread has left the section */
-	get_task_struct(task);
-	rcu_read_lock();
+	task = mf_reader_begin(test, call);
 	rfk_put_flagged(test, other);
 	rfk_put_flagged(test, page);
 	*left_poisoned = call->pfn;
 	wake_up_process(task);
-	deadline = jiffies + 10 * HZ;
-	while (!(returned = completion_done(&call->done)) &&
-	       !(waiting = rfk_in_gp_wait(task)) &&
-	       time_before(jiffies, deadline))
-		cpu_relax();
-	rcu_read_unlock();
-	migrate_enable();
-	wait_for_completion(&call->done);
-	put_task_struct(task);
+	mf_reader_end(call, task, &seen);
 
 	rfk_check_freed(test, c->name);
 	other_back = !folio_test_rcu_free(page_folio(other));
@@ -238,10 +310,10 @@ static void takes_both_lists(struct kunit *test, const struct poison_case *c)
 		*left_poisoned = 0;
 	}
 
-	KUNIT_EXPECT_FALSE_MSG(test, returned,
+	KUNIT_EXPECT_FALSE_MSG(test, seen.returned,
 			       "%s returned inside the reader that held its page's grace period",
 			       c->name);
-	KUNIT_EXPECT_TRUE_MSG(test, returned || waiting,
+	KUNIT_EXPECT_TRUE_MSG(test, seen.returned || seen.waiting,
 			      "%s not seen in a synchronize_rcu*() or wait_rcu_gp() wait in 10 s",
 			      c->name);
 	KUNIT_EXPECT_EQ(test, call->ret, 0);
@@ -253,61 +325,6 @@ static void takes_both_lists(struct kunit *test, const struct poison_case *c)
 			      c->name);
 	KUNIT_EXPECT_EQ_MSG(test, waiting_after, waiting0,
 			    "nr_free_rcu not back: pages taken off the lists and not freed");
-}
-
-/* What mf_call_in_reader() saw from inside its reader section */
-struct mf_reader_seen {
-	bool poison;	/* PG_hwpoison set on the call's pfn */
-	bool returned;	/* the call returned inside the section */
-	bool waiting;	/* the call seen asleep in a grace-period wait */
-};
-
-/**
- * mf_call_in_reader() - make @call on another CPU inside a reader section
- * @test: the case
- * @call: set up by mf_call_setup(), its pfn set
- * @left_poisoned: the case's pfn to unpoison at its end, set to @call's
- * @seen: what this thread saw from inside the section
- *
- * This thread is the reader: it spins in rcu_read_lock() on its CPU while
- * the call runs on another, until PG_hwpoison is set and then until the
- * call returns or is seen asleep in a wait for a grace period (its stack).
- * 10 s for each are a hang guard, not a verdict.  Returns once the call
- * has returned; aborts the case when the thread cannot be made.
- */
-static void mf_call_in_reader(struct kunit *test, struct mf_call *call,
-			      unsigned long *left_poisoned,
-			      struct mf_reader_seen *seen)
-{
-	struct task_struct *task;
-	unsigned long deadline;
-
-	migrate_disable();
-	task = mf_call_thread(call);
-	if (IS_ERR(task)) {
-		migrate_enable();
-		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
-	}
-	/* Its stack is looked at until this thread has left the section */
-	get_task_struct(task);
-	*left_poisoned = call->pfn;
-
-	rcu_read_lock();
-	wake_up_process(task);
-	deadline = jiffies + 10 * HZ;
-	while (!(seen->poison = PageHWPoison(pfn_to_page(call->pfn))) &&
-	       !completion_done(&call->done) && time_before(jiffies, deadline))
-		cpu_relax();
-	deadline = jiffies + 10 * HZ;
-	seen->waiting = false;
-	while (!(seen->returned = completion_done(&call->done)) &&
-	       !(seen->waiting = rfk_in_gp_wait(task)) &&
-	       time_before(jiffies, deadline))
-		cpu_relax();
-	rcu_read_unlock();
-	migrate_enable();
-	wait_for_completion(&call->done);
-	put_task_struct(task);
 }
 
 /* The hot tmpfs folio of waits_for_readers, and its page that is poisoned */
