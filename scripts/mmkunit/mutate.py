@@ -39,13 +39,13 @@ SCOPE_DIRS = ('mm/', 'fs/', 'include/')
 EXCLUDED_DIRS = ('mm/tests/',)
 
 # Patch groups whose code the race suites (lockless_read_race,
-# shmem_read_race) exercise, and within them the files; a surviving mutant
-# there gets a boot of the race suites as well.  For the mails of SERIES=
-# (no groups) the files alone decide.
-RACE_GROUPS = ('rcu-free', 'shmem-batch')
+# shmem_read_race, lazyfree_thp_race) exercise, and within them the files;
+# a surviving mutant there gets a boot of the race suites as well.  For the
+# mails of SERIES= (no groups) the files alone decide.
+RACE_GROUPS = ('lazyfree-thp', 'rcu-free', 'shmem-batch')
 RACE_FILES = ('mm/filemap.c', 'mm/shmem.c', 'mm/page_alloc.c', 'mm/swap.c', 'mm/truncate.c',
-	      'mm/migrate.c', 'mm/huge_memory.c', 'mm/internal.h', 'include/linux/pagemap.h',
-	      'include/linux/page-flags.h', 'include/linux/mm.h')
+	      'mm/migrate.c', 'mm/huge_memory.c', 'mm/rmap.c', 'mm/internal.h',
+	      'include/linux/pagemap.h', 'include/linux/page-flags.h', 'include/linux/mm.h')
 
 STATUSES = ('killed', 'survived', 'not reached', 'stillborn', 'equivalent', 'not run')
 # A mutant no case runs (MODE=schemata: no switch of it ran in the baseline)
