@@ -28,8 +28,13 @@ def out_dir(name: str) -> str:
 	return os.path.join(BUILD, 'out', name.replace(':', '-'))
 
 
-def guest_timeout(timeout: int, debug: bool) -> int:
-	return timeout or int(env_number('MMKUNIT_TIMEOUT', 900 if debug else 600))
+def guest_timeout(timeout: int, debug: bool, slow=False) -> int:
+	"""A boot's hang guard: @timeout, else MMKUNIT_TIMEOUT, else 600 s
+	(900 s under debug); three times that for a boot of the
+	KUNIT_CASE_SLOW cases (the race suites: make test's races stage takes
+	several minutes, twice that under debug)."""
+	base = timeout or int(env_number('MMKUNIT_TIMEOUT', 900 if debug else 600))
+	return base * 3 if slow and not timeout else base
 
 
 def run_variant(variant: str, debug: bool = False, jobs: int = 0, timeout: int = 0,
@@ -96,7 +101,7 @@ def _run_variant(stage: Stage, variant: str, debug: bool, jobs: int, timeout: in
 	os.makedirs(sdir, exist_ok=True)
 	os.makedirs(build_dir, exist_ok=True)
 	jobs = jobs or default_jobs()
-	timeout = guest_timeout(timeout, debug)
+	timeout = guest_timeout(timeout, debug, bool(with_slow))
 	configs = list(kunitconfigs or tree.SUITE_KUNITCONFIGS)
 	if debug:
 		configs.append(tree.DEBUG_KUNITCONFIG)
