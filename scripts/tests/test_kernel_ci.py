@@ -239,7 +239,7 @@ class TestExpected(unittest.TestCase):
 		self.assertGreaterEqual(len(req['lazyfree_thp']), 5)
 		self.assertGreaterEqual(len(req['shmem_read']), 5)
 		races = {s.name: s for s in expected.expected_suites(SUITES, cfg, '*_race', 'only')}
-		self.assertEqual(sorted(races), ['lockless_read_race', 'shmem_read_race'])
+		self.assertEqual(sorted(races), ['lazyfree_thp_race', 'lockless_read_race', 'shmem_read_race'])
 		self.assertTrue(all(c.slow for s in races.values() for c in s.cases))
 		every = {s.name for s in expected.expected_suites(SUITES, cfg, '', True)}
 		self.assertTrue(any(n.endswith('_benchmark') for n in every), every)
