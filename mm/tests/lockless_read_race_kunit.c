@@ -224,6 +224,23 @@ static void race_punch_rewrite(struct kunit *test, struct race *race,
 }
 
 /*
+ * The targets of a step that changes A's whole PMD range at @pmd (a split
+ * or a collapse): 64 KiB in it and 64 KiB of B, to punch and rewrite
+ * after the change, in @off; the windows watch all of A's range, as the
+ * change touches it all, and B's target.
+ */
+static void race_pmd_targets(struct kunit *test, struct race *race, loff_t pmd,
+			     loff_t *off)
+{
+	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
+	off[1] = race_pick(race, RACE_RANGE);
+	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
+	race_window(test, race, 0, pmd, pmd + RACE_PMD);
+	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
+	race_align(test, race, 0);
+}
+
+/*
  * huge=always A: split a hot PMD-size folio (its data must not change),
  * then punch 64 KiB of it and 64 KiB of B and write them back, B first,
  * so that B gets the pieces A gave back if they were not held back.  A
@@ -248,13 +265,7 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 	}
 	folio_put(folio);
 
-	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
-	off[1] = race_pick(race, RACE_RANGE);
-	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
-	/* The split changes A's whole PMD-size folio */
-	race_window(test, race, 0, pmd, pmd + RACE_PMD);
-	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
-	race_align(test, race, 0);
+	race_pmd_targets(test, race, pmd, off);
 	/* Fails while a slow-path reader holds a reference */
 	split = !mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 	race_punch_rewrite(test, race, off, gen);
@@ -370,13 +381,7 @@ race_collapse_step(struct kunit *test, struct race *race, u32 gen)
 		mm_kunit_split_folio(race->f[0].lf, pmd >> PAGE_SHIFT, NULL);
 		return 0;
 	}
-	off[0] = pmd + race_pick(race, RACE_RANGE) % RACE_PMD;
-	off[1] = race_pick(race, RACE_RANGE);
-	race_target(race, off[0], RACE_RANGE, off[1], RACE_RANGE);
-	/* The collapse changes A's whole PMD range */
-	race_window(test, race, 0, pmd, pmd + RACE_PMD);
-	race_window(test, race, 1, off[1], off[1] + RACE_RANGE);
-	race_align(test, race, 0);
+	race_pmd_targets(test, race, pmd, off);
 	/* Refused while a slow-path reader holds a reference */
 	race_collapse(race->f[0].lf, pmd);
 	/* The old folios, if they were freed at once */
