@@ -265,18 +265,37 @@ static void move_judge(struct move_race *mr, ssize_t n)
 }
 
 /*
- * Read the whole file in a loop (nothing writes it); a read during which
- * a move completed overlapped one.
+ * The whole file into mr->buf, in one read or (@by_page) a read a page,
+ * each the last page of its read, looked up alone: what it returned in
+ * all, up to the first short read.
+ */
+static ssize_t move_read_file(struct move_race *mr, bool by_page)
+{
+	size_t chunk = by_page ? PAGE_SIZE : mr->sf->size;
+	loff_t pos = 0;
+	ssize_t n;
+
+	do {
+		n = kernel_read(mr->sf->file, mr->buf + pos, chunk, &pos);
+	} while (n == chunk && pos < mr->sf->size);
+	return n < 0 ? n : pos;
+}
+
+/*
+ * Read the whole file in a loop (nothing writes it), in one read and a
+ * page at a time by turns; a read during which a move completed
+ * overlapped one.
  */
 static int move_reader(void *arg)
 {
 	struct move_race *mr = arg;
+	bool by_page = false;
 
 	while (!kthread_should_stop()) {
-		loff_t pos = 0;
 		int m0 = atomic_read(&mr->moves);
-		ssize_t n = kernel_read(mr->sf->file, mr->buf, mr->sf->size,
-					&pos);
+		ssize_t n = move_read_file(mr, by_page);
+
+		by_page = !by_page;
 
 		if (atomic_read(&mr->moves) != m0)
 			mr->overlapped++;
@@ -303,8 +322,10 @@ static void move_stop_reader(void *arg)
  * reads the whole file in a loop with the lockless read off, so through
  * shmem's batch of folio references: a moved folio's new copy is put in
  * its slot locked and not yet uptodate, a swapped-out one leaves a swap
- * entry, and a folio the batch holds cannot move.  Every read returns the
- * file, byte for byte (nothing writes it).  Each pass over the folios is
+ * entry, and a folio the batch holds cannot move.  The file is read whole
+ * and a page at a time by turns (a one-page read looks its page up
+ * alone).  Every read returns the file, byte for byte (nothing writes
+ * it).  Each pass over the folios is
  * followed by a read begun after it, which swaps back in what was swapped
  * out; passes go on until MOVE_ROUNDS are done and MOVE_OVERLAPS reads
  * overlapped a move (up to MOVE_MAX_ROUNDS; fewer overlaps fail: the race
