@@ -556,7 +556,7 @@ static void lazyfree_thp_half_madvised_rest_kept(struct kunit *test)
 	struct lazyfree_ctx *ctx = test->priv;
 	struct folio *folio;
 	unsigned long off;
-	bool lazyfree;
+	bool lazyfree, madvised;
 	long freed, dropped;
 
 	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
@@ -568,9 +568,10 @@ static void lazyfree_thp_half_madvised_rest_kept(struct kunit *test)
 					  "offset %lu is not mapped after MADV_FREE", off);
 		lazyfree = folio_test_lazyfree(folio) && !folio_test_large(folio);
 		folio_put(folio);
-		if (lazyfree != (off < half)) {
+		madvised = off < half;
+		if (lazyfree != madvised) {
 			KUNIT_FAIL(test, "offset %lu, %s, is %s",
-				   off, off < half ? "madvised" : "not madvised",
+				   off, madvised ? "madvised" : "not madvised",
 				   lazyfree ? "a lazyfree small folio" :
 					      "not a lazyfree small folio");
 			break;
