@@ -236,202 +236,138 @@ static void lockless_copy_refuses(struct kunit *test)
 
 /* ------------------------------------------------ filemap_read_rcu_in_slot */
 
-/*
- * The re-check after i_size, filemap_read_rcu_in_slot() (patch 14), against
- * what a racing truncation, hole punch or split does to the slot a lookup
- * found.  An xa_state is kept across a punch or a split, which sleep,
- * outside RCU: its node stays in the tree, as it still holds the file's
- * other entries.  Only pointers are compared afterwards.
- */
-
 /* A fresh xa_state of @lf's page cache */
 #define LR_XAS(lf)	\
 	((struct xa_state)__XA_STATE(&(lf)->file->f_mapping->i_pages, 0, 0, 0))
 
-/* filemap_read_rcu_lookup() of @index, and in_slot() of @at, with @xas */
-static struct folio *slot_lookup(struct xa_state *xas, pgoff_t index,
-				 pgoff_t at, bool *in)
+enum slot_layout {
+	SLOT_FOUR_PAGES,	/* a 4-page tmpfs file of order-0 folios */
+	SLOT_ONE_PAGE,		/* a 1-page tmpfs file: its entry has no node */
+	SLOT_PMD,		/* a PMD-size folio at 0 of a huge=always file */
+};
+
+enum slot_cut {
+	SLOT_NO_CUT,
+	SLOT_PUNCH_AFTER,	/* the looked-up page punched after the lookup */
+	SLOT_SPLIT_AFTER,	/* the PMD folio split after the lookup */
+	SLOT_SPLIT_BEFORE,	/* the PMD folio split before the lookup */
+};
+
+/*
+ * One question to filemap_read_rcu_in_slot(): a lookup of @index
+ * (filemap_read_rcu_lookup()), then @cut, then whether the folio found is
+ * in the slot of @at, with the lookup's xa_state.
+ */
+struct in_slot_case {
+	const char *name;
+	enum slot_layout layout;
+	enum slot_cut cut;
+	pgoff_t index;
+	pgoff_t at;
+	bool want;
+};
+
+static const struct in_slot_case in_slot_cases[] = {
+	{ "order-0 folio, its own slot", SLOT_FOUR_PAGES, SLOT_NO_CUT, 1, 1, true },
+	/* its slot number would wrap around to the folio's own slot */
+	{ "index past the lookup's node", SLOT_FOUR_PAGES, SLOT_NO_CUT, 1,
+	  1 + XA_CHUNK_SIZE, false },
+	{ "one-page file, at 0", SLOT_ONE_PAGE, SLOT_NO_CUT, 0, 0, true },
+	{ "one-page file, index 1", SLOT_ONE_PAGE, SLOT_NO_CUT, 0, 1, false },
+	{ "order-0 folio punched out", SLOT_FOUR_PAGES, SLOT_PUNCH_AFTER, 1, 1,
+	  false },
+	{ "PMD folio, from its last page's slot (a sibling)", SLOT_PMD,
+	  SLOT_NO_CUT, 0, HPAGE_PMD_NR - 1, true },
+	{ "PMD folio split, its first slot", SLOT_PMD, SLOT_SPLIT_AFTER, 0, 0,
+	  false },
+	{ "PMD folio split, its last page's slot", SLOT_PMD, SLOT_SPLIT_AFTER,
+	  0, HPAGE_PMD_NR - 1, false },
+	/* a lookup after a split ends in a node of 64 order-0 slots */
+	{ "after a split, a new folio in its slot", SLOT_PMD, SLOT_SPLIT_BEFORE,
+	  HPAGE_PMD_NR - 12, HPAGE_PMD_NR - 12, true },
+	{ "after a split, an index past the new folio's node", SLOT_PMD,
+	  SLOT_SPLIT_BEFORE, HPAGE_PMD_NR - 12,
+	  HPAGE_PMD_NR - 12 + XA_CHUNK_SIZE, false },
+};
+
+KUNIT_ARRAY_PARAM_DESC(in_slot, in_slot_cases, name);
+
+/*
+ * A tmpfs file of @layout, written; for SLOT_PMD its folio at 0 must be
+ * PMD-size (the case skips, saying why, when the machine has none).
+ */
+static struct mm_kunit_file *slot_file(struct kunit *test,
+				       enum slot_layout layout)
 {
-	struct folio *folio;
+	struct mm_kunit_file *lf;
 
-	rcu_read_lock();
-	folio = filemap_read_rcu_lookup_hook(xas, index);
-	*in = folio && filemap_read_rcu_in_slot_hook(xas, at, folio);
-	rcu_read_unlock();
-	return folio;
-}
-
-static void slot_require(struct kunit *test)
-{
-	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_LOOKUP);
-	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_IN_SLOT);
-}
-
-/* A tmpfs file of @size written with @seed, @xas a fresh xa_state of it */
-static struct mm_kunit_file *slot_file(struct kunit *test, loff_t size,
-				       u8 seed, struct xa_state *xas)
-{
-	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS,
-							   size);
-
-	*xas = LR_XAS(lf);
-	mm_kunit_file_write(test, lf, 0, lf->size, seed);
+	switch (layout) {
+	case SLOT_ONE_PAGE:
+		lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, PAGE_SIZE);
+		break;
+	case SLOT_PMD:
+		lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_4M);
+		break;
+	default:
+		lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 4 * PAGE_SIZE);
+		break;
+	}
+	mm_kunit_file_write(test, lf, 0, lf->size, 3 + layout);
+	if (layout == SLOT_PMD)
+		mm_kunit_need_pmd_folio(test, lf, 0);
 	return lf;
 }
 
-/* An order-0 folio is found in its own slot */
-static void lockless_copy_in_slot_order0(struct kunit *test)
-{
-	struct xa_state xas;
-	bool in;
-
-	slot_require(test);
-	slot_file(test, 4 * PAGE_SIZE, 3, &xas);
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1, &in));
-	KUNIT_EXPECT_TRUE_MSG(test, in, "order-0 folio not found in its slot");
-}
-
-/*
- * An index past the node the lookup found is not the folio's: its slot
- * number would wrap around to the folio's own slot.  A split in progress
- * leaves a folio in every slot of a node, so the index a racy order gives
- * must not reach beyond it.
- */
-static void lockless_copy_in_slot_past_node(struct kunit *test)
-{
-	struct xa_state xas;
-	bool in;
-
-	slot_require(test);
-	slot_file(test, 4 * PAGE_SIZE, 3, &xas);
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 1, 1 + XA_CHUNK_SIZE,
-						&in));
-	KUNIT_EXPECT_FALSE_MSG(test, in,
-			       "index past the lookup's node found the folio");
-}
-
-/* A one-page file's only entry has no node: index 1 is not the folio's */
-static void lockless_copy_in_slot_one_page_file(struct kunit *test)
-{
-	struct xa_state xas, past;
-	struct mm_kunit_file *lf;
-	bool in;
-
-	slot_require(test);
-	lf = slot_file(test, PAGE_SIZE, 4, &xas);
-	past = LR_XAS(lf);
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&xas, 0, 0, &in));
-	KUNIT_EXPECT_TRUE_MSG(test, in, "folio not found at 0");
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&past, 0, 1, &in));
-	KUNIT_EXPECT_FALSE_MSG(test, in, "index 1 found the folio at 0");
-}
-
-/* A hole punch takes an order-0 folio out of its slot */
-static void lockless_copy_in_slot_after_punch(struct kunit *test)
-{
-	struct xa_state xas;
-	struct mm_kunit_file *lf;
-	struct folio *folio;
-	bool in;
-
-	slot_require(test);
-	lf = slot_file(test, 4 * PAGE_SIZE, 3, &xas);
-	folio = slot_lookup(&xas, 1, 1, &in);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	KUNIT_ASSERT_TRUE(test, in);
-	mm_kunit_file_punch(test, lf, PAGE_SIZE, PAGE_SIZE);
-	rcu_read_lock();
-	in = filemap_read_rcu_in_slot_hook(&xas, 1, folio);
-	rcu_read_unlock();
-	KUNIT_EXPECT_FALSE_MSG(test, in, "punched-out folio still in its slot");
-}
-
-/* A PMD-size file with its folio at 0, looked up at 0 into @xas */
-static struct folio *slot_pmd(struct kunit *test, struct mm_kunit_file **lfp,
-			      struct xa_state *xas)
-{
-	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_4M);
-	struct folio *pmd;
-	bool in;
-
-	mm_kunit_file_write(test, lf, 0, lf->size, 5);
-	mm_kunit_need_pmd_folio(test, lf, 0);
-	*xas = LR_XAS(lf);
-	pmd = slot_lookup(xas, 0, 0, &in);
-	KUNIT_ASSERT_NOT_NULL(test, pmd);
-	*lfp = lf;
-	return pmd;
-}
-
-/* A PMD folio is found also from the slot of its last page (a sibling) */
-static void lockless_copy_in_slot_pmd_sibling(struct kunit *test)
-{
-	struct xa_state xas;
-	struct mm_kunit_file *lf;
-	struct folio *pmd;
-	bool in;
-
-	slot_require(test);
-	pmd = slot_pmd(test, &lf, &xas);
-	rcu_read_lock();
-	in = filemap_read_rcu_in_slot_hook(&xas, HPAGE_PMD_NR - 1, pmd);
-	rcu_read_unlock();
-	KUNIT_EXPECT_TRUE_MSG(test, in,
-			      "PMD folio not found from its last page's slot");
-}
-
-/* Split the PMD folio @pmd of @lf */
+/* Split the PMD folio at 0 of @lf (@expect, when not NULL) */
 static void slot_split(struct kunit *test, struct mm_kunit_file *lf,
-		       struct folio *pmd)
+		       struct folio *expect)
 {
-	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_split_folio(lf, 0, pmd), 0,
+	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_split_folio(lf, 0, expect), 0,
 			    "split of the PMD folio failed");
 }
 
-/* Once split, a PMD folio is in none of its slots, first nor last */
-static void lockless_copy_in_slot_after_split(struct kunit *test)
-{
-	bool in_first, in_last;
-	struct xa_state xas;
-	struct mm_kunit_file *lf;
-	struct folio *pmd;
-
-	slot_require(test);
-	pmd = slot_pmd(test, &lf, &xas);
-	slot_split(test, lf, pmd);
-	rcu_read_lock();
-	in_first = filemap_read_rcu_in_slot_hook(&xas, 0, pmd);
-	in_last = filemap_read_rcu_in_slot_hook(&xas, HPAGE_PMD_NR - 1, pmd);
-	rcu_read_unlock();
-	KUNIT_EXPECT_FALSE_MSG(test, in_first, "split folio still in slot 0");
-	KUNIT_EXPECT_FALSE_MSG(test, in_last,
-			       "split folio still in its last page's slot");
-}
-
 /*
- * After a split a lookup ends in a node of 64 order-0 slots: the folio is
- * in its slot there, and an index past that node is not the folio's.
+ * The re-check after i_size, filemap_read_rcu_in_slot() (patch 14), against
+ * what a racing truncation, hole punch or split does to the slot a lookup
+ * found (one row of in_slot_cases each).  It is a unit test of a function
+ * the seed keeps static (hooks filemap_read_rcu_lookup_hook() and
+ * filemap_read_rcu_in_slot_hook()): a read that comes to the re-check
+ * after such a cut is only seen in a race, which lockless_read_race checks
+ * by its bytes.  An xa_state is kept across a punch or a split, which
+ * sleep, outside RCU: its node stays in the tree, as it still holds the
+ * file's other entries.  Only pointers are compared afterwards.
  */
-static void lockless_copy_in_slot_past_split_node(struct kunit *test)
+static void lockless_copy_in_slot(struct kunit *test)
 {
-	const pgoff_t at = HPAGE_PMD_NR - 12;
-	struct xa_state xas, cxas, pxas;
+	const struct in_slot_case *c = test->param_value;
 	struct mm_kunit_file *lf;
-	struct folio *pmd;
+	struct folio *folio;
+	struct xa_state xas;
 	bool in;
 
-	slot_require(test);
-	pmd = slot_pmd(test, &lf, &xas);
-	slot_split(test, lf, pmd);
-	cxas = LR_XAS(lf);
-	pxas = LR_XAS(lf);
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_LOOKUP);
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_IN_SLOT);
+	lf = slot_file(test, c->layout);
+	if (c->cut == SLOT_SPLIT_BEFORE)
+		slot_split(test, lf, NULL);
+	xas = LR_XAS(lf);
 
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&cxas, at, at, &in));
-	KUNIT_EXPECT_TRUE_MSG(test, in, "folio of the split not in its slot");
-	KUNIT_ASSERT_NOT_NULL(test, slot_lookup(&pxas, at, at + XA_CHUNK_SIZE,
-						&in));
-	KUNIT_EXPECT_FALSE_MSG(test, in,
-			       "index past the split's node found the folio");
+	rcu_read_lock();
+	folio = filemap_read_rcu_lookup_hook(&xas, c->index);
+	rcu_read_unlock();
+	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "no folio found at %lu", c->index);
+
+	if (c->cut == SLOT_PUNCH_AFTER)
+		mm_kunit_file_punch(test, lf, c->index * PAGE_SIZE, PAGE_SIZE);
+	else if (c->cut == SLOT_SPLIT_AFTER)
+		slot_split(test, lf, folio);
+
+	rcu_read_lock();
+	in = filemap_read_rcu_in_slot_hook(&xas, c->at, folio);
+	rcu_read_unlock();
+	KUNIT_EXPECT_EQ_MSG(test, in, c->want,
+			    "%s: the folio found at %lu is%s in the slot of %lu",
+			    c->name, c->index, in ? "" : " not", c->at);
 }
 
 /* ------------------------------------------- folio_may_skip_mark_accessed */
@@ -666,13 +602,7 @@ static void lockless_copy_test_exit(struct kunit *test)
 static struct kunit_case lockless_copy_cases[] = {
 	KUNIT_CASE_PARAM(lockless_copy_accepts, accepted_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_refuses, refused_gen_params),
-	KUNIT_CASE(lockless_copy_in_slot_order0),
-	KUNIT_CASE(lockless_copy_in_slot_past_node),
-	KUNIT_CASE(lockless_copy_in_slot_one_page_file),
-	KUNIT_CASE(lockless_copy_in_slot_after_punch),
-	KUNIT_CASE(lockless_copy_in_slot_pmd_sibling),
-	KUNIT_CASE(lockless_copy_in_slot_after_split),
-	KUNIT_CASE(lockless_copy_in_slot_past_split_node),
+	KUNIT_CASE_PARAM(lockless_copy_in_slot, in_slot_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_skip_mark_accessed_changes_nothing,
 			 lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_hwpoison_page_not_read,
