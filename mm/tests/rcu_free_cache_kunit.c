@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests for flagged page cache folios (rcu-free series, patches 1
- * and 2): a split passes PG_rcu_free on to every new folio, and splice no
+ * and 2): a split passes PG_rcu_free on to every new folio, splice no
  * longer steals a page cache folio, which a reader without a reference
- * may still be copying from.
+ * may still be copying from, and a folio that waits for its grace period
+ * is no longer charged to a memory cgroup.
  */
 
 #include <kunit/test.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/memcontrol.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -190,9 +192,80 @@ static void rcu_free_cache_splice_move_copies(struct kunit *test)
 		folio_put(cached);
 }
 
+/*
+ * A flagged page cache folio is uncharged from its memory cgroup when it
+ * leaves the page cache, before it waits for a grace period (the seed:
+ * "for a grace period it counts towards no cgroup").  A ramfs folio,
+ * flagged, is truncated away inside a reader held on another CPU (a
+ * span), so its grace period cannot end: there it must wait (freed, not
+ * back in the allocator), and the cgroup /proc/kpagecgroup reports for
+ * it (page_cgroup_ino()) must be none.  Its free is then checked against
+ * its grace period as every flagged free is.
+ */
+static void rcu_free_cache_uncharged_while_waiting(struct kunit *test)
+{
+	struct rfk_span *span;
+	struct folio *folio;
+	struct file *file;
+	bool entered, waiting = false;
+	ino_t charged, waiting_ino = 0;
+	int refs = -1;
+	loff_t pos = 0;
+	void *data;
+
+	if (!IS_ENABLED(CONFIG_MEMCG))
+		kunit_skip(test, "config: CONFIG_MEMCG is off");
+	if (mem_cgroup_disabled())
+		kunit_skip(test, "config: the memory cgroup is disabled at boot");
+
+	file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL), "charged");
+	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, 0x6b, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, kernel_write(file, data, PAGE_SIZE, &pos),
+			PAGE_SIZE);
+	/* No reference of a per-CPU LRU batch: the truncate puts the last */
+	lru_add_drain_all();
+	folio = filemap_get_folio(file->f_mapping, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_set_rcu_free(folio);
+	charged = page_cgroup_ino(&folio->page);
+
+	migrate_disable();
+	span = rfk_span_prepare(test);
+	if (!span) {
+		migrate_enable();
+		folio_put(folio);
+		KUNIT_FAIL_AND_ABORT(test, "could not create the span's thread");
+	}
+	rfk_watch(test, &folio->page);
+	folio_put(folio);
+	entered = rfk_span_enter(span);
+	if (entered && !vfs_truncate(&file->f_path, 0)) {
+		refs = folio_ref_count(folio);
+		waiting = folio_test_rcu_free(folio);
+		waiting_ino = page_cgroup_ino(&folio->page);
+	}
+	migrate_enable();
+	rfk_span_end(test, span, "truncate");
+	rfk_wait_watched(test, "the grace-period work");
+
+	KUNIT_ASSERT_NE_MSG(test, charged, 0,
+			    "a page cache folio charged to no memory cgroup");
+	KUNIT_ASSERT_TRUE_MSG(test, entered, "the span's reader never began");
+	KUNIT_ASSERT_EQ_MSG(test, refs, 0,
+			    "the truncate did not free the folio (-1: it failed)");
+	KUNIT_ASSERT_TRUE_MSG(test, waiting,
+			      "the freed folio did not wait for its grace period");
+	KUNIT_EXPECT_EQ_MSG(test, waiting_ino, 0,
+			    "a folio waiting for its grace period is still charged (cgroup inode %lu, was %lu)",
+			    (unsigned long)waiting_ino, (unsigned long)charged);
+}
+
 static struct kunit_case rcu_free_cache_cases[] = {
 	KUNIT_CASE(rcu_free_cache_split_inherits_flag),
 	KUNIT_CASE(rcu_free_cache_splice_move_copies),
+	KUNIT_CASE(rcu_free_cache_uncharged_while_waiting),
 	{}
 };
 
