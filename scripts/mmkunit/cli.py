@@ -509,7 +509,8 @@ def bench_boot(variant: str, dest_dir: str, label: str, build: bool,
 	name = variant.replace(':', '-').replace('+', '-') + '-bench'
 	bname = (build_name + ('-hooks' if hooks else '')) if build_name else name
 	env = dict(mode or {}, variant=variant)
-	configs = list(tree.SUITE_KUNITCONFIGS) + ([] if hooks else [tree.NOHOOKS_KUNITCONFIG])
+	configs = list(tree.SUITE_KUNITCONFIGS) + ([] if hooks else [tree.NOHOOKS_KUNITCONFIG]) + \
+		[tree.BENCH_BASE_KUNITCONFIG]
 	st = stages.run_variant(base, jobs=jobs, timeout=timeout or 1800,
 				filter_glob=glob or BENCH_GLOB, with_slow=True, build=build,
 				name=name, build_name=bname, kunitconfigs=configs,

@@ -39,7 +39,7 @@ def image() -> str:
 # Fragments that turn off what a kunitconfig before them turns on: kunit.py
 # refuses two kunitconfigs that set one option two ways, so their entries
 # go in as --kconfig_add, which overrides.
-OVERRIDE_CONFIGS = ('mm_nohooks.config',)
+OVERRIDE_CONFIGS = ('mm_nohooks.config', 'mm_bench_base.config')
 
 
 def config_entries(path: str) -> List[str]:

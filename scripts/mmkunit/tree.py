@@ -29,6 +29,9 @@ SUITE_KUNITCONFIGS = ['mm/tests/.kunitconfig']
 # Added after the suites' kunitconfig for the benchmarks' kernels: the series
 # as a distribution would build it, without the test hooks' option.
 NOHOOKS_KUNITCONFIG = 'tools/testing/kunit/configs/mm_nohooks.config'
+# Added after those for every benchmark kernel: what the suites turn on that
+# the benchmarks' reference numbers were measured without.
+BENCH_BASE_KUNITCONFIG = 'tools/testing/kunit/configs/mm_bench_base.config'
 # Added after the suites' kunitconfig by make run-kcsan (KCSAN excludes KASAN)
 KCSAN_KUNITCONFIG = 'tools/testing/kunit/configs/mm_kcsan.config'
 
