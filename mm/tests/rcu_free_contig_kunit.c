@@ -14,7 +14,9 @@
  * parts are skipped by name and the rest decides: the range is allocated
  * or the block offlined, the file reads back the same, and every page
  * seen back had a full grace period since its last put
- * (rcu_free_helpers.h).  Memory offline runs in a kthread that a signal
+ * (rcu_free_helpers.h).  The poisoned page of offline_poisoned_waiting
+ * is kept waiting by a reader of the case's instead, hook or not (the
+ * gate, rcu_free_gate.h).  Memory offline runs in a kthread that a signal
  * stops (a 30 s hang guard), on a block the case found offlinable; the
  * block is online again when the case ends.
  */
@@ -36,6 +38,7 @@
 #include <linux/swap.h>
 #include <linux/vmstat.h>
 
+#include "rcu_free_gate.h"
 #include "rcu_free_helpers.h"
 
 /* How a case lays out the pageblock it hands to alloc_contig_range() */
@@ -271,8 +274,11 @@ static int offline_fn(void *data)
 	return 0;
 }
 
-/* Start offlining @mem: 0 or an error; offline_end() ends it */
-static int offline_start(struct offline_call *call, struct memory_block *mem)
+/*
+ * The thread that offlines @mem, not woken yet: 0 or an error;
+ * wake_up_process(@call->task) starts it, offline_end() ends it.
+ */
+static int offline_create(struct offline_call *call, struct memory_block *mem)
 {
 	struct task_struct *task;
 
@@ -283,8 +289,17 @@ static int offline_start(struct offline_call *call, struct memory_block *mem)
 		return PTR_ERR(task);
 	/* Signalled until it has returned */
 	call->task = get_task_struct(task);
-	wake_up_process(task);
 	return 0;
+}
+
+/* Start offlining @mem: 0 or an error; offline_end() ends it */
+static int offline_start(struct offline_call *call, struct memory_block *mem)
+{
+	int ret = offline_create(call, mem);
+
+	if (!ret)
+		wake_up_process(call->task);
+	return ret;
 }
 
 /*
@@ -425,31 +440,72 @@ static void rcu_free_contig_offline_migrated(struct kunit *test)
 }
 
 #if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
-/* What offline_poisoned sees of its page when the block goes offline */
+/* What offline_poisoned does to its page during offline, and sees of it */
 struct poisoned_watch {
-	struct notifier_block nb;
+	/* At MEM_GOING_OFFLINE, last: the put; at MEM_OFFLINE, first: a look */
+	struct notifier_block put_nb, look_nb;
+	struct kunit *test;
+	/* Inside from before the put until offline waits for a grace period */
+	struct rfg_gate *gate;
 	struct page *page;
 	struct zone *zone;
 	int nr_free_rcu;
+	long waiting0, waiting_in;
+	bool put;
+	bool gate_in;
 	bool offlined;
 	bool flagged;
 	long waiting;
 };
 
-/*
- * At MEM_OFFLINE, before the block's struct pages are poisoned
- * (CONFIG_DEBUG_VM): the zone's waiting pages, and a rescue if the page
- * is still on a list (a poisoned page is dropped there, not freed).
- */
-static int poisoned_watch_fn(struct notifier_block *nb, unsigned long action,
-			     void *arg)
+/* Whether @mn, a memory_notify, covers the page of @w */
+static bool poisoned_watch_covers(struct poisoned_watch *w,
+				  struct memory_notify *mn)
 {
-	struct poisoned_watch *w = container_of(nb, struct poisoned_watch, nb);
-	struct memory_notify *mn = arg;
 	unsigned long pfn = page_to_pfn(w->page);
 
-	if (action != MEM_OFFLINE || pfn < mn->start_pfn ||
-	    pfn >= mn->start_pfn + mn->nr_pages)
+	return pfn >= mn->start_pfn && pfn < mn->start_pfn + mn->nr_pages;
+}
+
+/*
+ * At MEM_GOING_OFFLINE, after every other notifier and after offline's
+ * own grace-period waits before it (lru_cache_disable()), with the gate
+ * inside: the last put of the page, flagged (its refcount frozen at 0
+ * until now: no reference, nothing to migrate), then PG_hwpoison, as a
+ * memory_failure() that races with the put leaves it.
+ */
+static int poisoned_put_fn(struct notifier_block *nb, unsigned long action,
+			   void *arg)
+{
+	struct poisoned_watch *w = container_of(nb, struct poisoned_watch,
+						put_nb);
+
+	if (action != MEM_GOING_OFFLINE || w->put ||
+	    !poisoned_watch_covers(w, arg))
+		return NOTIFY_OK;
+	w->gate_in = rfg_inside(w->gate);
+	w->waiting0 = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	page_ref_unfreeze(w->page, 1);
+	rfk_put_flagged(w->test, w->page);
+	SetPageHWPoison(w->page);
+	w->waiting_in = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
+	w->put = true;
+	return NOTIFY_OK;
+}
+
+/*
+ * At MEM_OFFLINE, first, before the block's struct pages are poisoned
+ * (CONFIG_DEBUG_VM): the zone's waiting pages, and a rescue if the page
+ * is still on a list (a poisoned page is dropped there, not freed; the
+ * gate lets the rescue's grace period end).
+ */
+static int poisoned_look_fn(struct notifier_block *nb, unsigned long action,
+			    void *arg)
+{
+	struct poisoned_watch *w = container_of(nb, struct poisoned_watch,
+						look_nb);
+
+	if (action != MEM_OFFLINE || !poisoned_watch_covers(w, arg))
 		return NOTIFY_OK;
 	w->offlined = true;
 	w->waiting = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
@@ -461,22 +517,69 @@ static int poisoned_watch_fn(struct notifier_block *nb, unsigned long action,
 
 /*
  * Give the page back if the block never went offline (a failed case):
- * it leaves the lists poisoned, is dropped there, and is freed here.
+ * still frozen if offline never got to the put; else it leaves the lists
+ * poisoned, is dropped there, and is freed here.
  */
 static void poisoned_watch_end(void *data)
 {
 	struct poisoned_watch *w = data;
 
-	unregister_memory_notifier(&w->nb);
+	unregister_memory_notifier(&w->look_nb);
+	unregister_memory_notifier(&w->put_nb);
+	if (!w->put) {
+		page_ref_unfreeze(w->page, 1);
+		__free_page(w->page);
+		return;
+	}
 	if (w->offlined || !PageHWPoison(w->page))
 		return;
-	/* Frees the lists, held or not */
+	/* Frees the lists, whatever held them */
 	rcu_free_sync();
 	ClearPageHWPoison(w->page);
 	if (!page_count(w->page) && !PageBuddy(w->page)) {
 		set_page_count(w->page, 1);
 		__free_page(w->page);
 	}
+}
+
+/* The page at @pfn, frozen, and the notifiers that put it and look at it */
+static struct poisoned_watch *poisoned_watch_start(struct kunit *test,
+						   unsigned long pfn)
+{
+	struct poisoned_watch *w;
+	int ret;
+
+	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->test = test;
+	w->nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	ret = rfk_alloc_contig(pfn, pfn + 1);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
+	w->page = pfn_to_page(pfn);
+	w->zone = page_zone(w->page);
+	if (!page_ref_freeze(w->page, 1)) {
+		__free_page(w->page);
+		KUNIT_FAIL_AND_ABORT(test, "the page's refcount is not 1");
+	}
+	w->put_nb.notifier_call = poisoned_put_fn;
+	w->put_nb.priority = INT_MIN;
+	w->look_nb.notifier_call = poisoned_look_fn;
+	w->look_nb.priority = INT_MAX;
+	ret = register_memory_notifier(&w->put_nb);
+	if (!ret) {
+		ret = register_memory_notifier(&w->look_nb);
+		if (ret)
+			unregister_memory_notifier(&w->put_nb);
+	}
+	if (ret) {
+		page_ref_unfreeze(w->page, 1);
+		__free_page(w->page);
+		KUNIT_FAIL_AND_ABORT(test, "register_memory_notifier: %d", ret);
+	}
+	/* Frees the lists itself if needed */
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, poisoned_watch_end,
+							w), 0);
+	return w;
 }
 #endif
 
@@ -485,62 +588,70 @@ static void poisoned_watch_end(void *data)
  * a grace period (poisoned after its last put, as memory_failure() racing
  * with that put leaves it): offline accepts a poisoned page in any state,
  * so before the block's struct pages go it must take the page off the
- * lists: when the block goes offline (a memory notifier looks) the page
- * no longer has PG_rcu_free, or at least nr_free_rcu of the zone is back
- * where it was before the put (a page off the lists whose flag stays is
- * no fault; a free of someone else's meanwhile alone is no fault
- * either).  The lists are held (the page would otherwise leave after a
- * normal grace period), and the block is online again when the case
- * ends.
+ * lists.  The page is put, flagged, and poisoned during offline, at
+ * MEM_GOING_OFFLINE (a memory notifier, the last), inside a reader of the
+ * case's (the gate, rcu_free_gate.h) that leaves only when the offline
+ * thread is seen in a wait for a grace period: so the page still waits
+ * when offline next waits, and nothing but offline frees it before then.
+ * When the block goes offline (MEM_OFFLINE, a memory notifier, the first)
+ * the page no longer has PG_rcu_free, or at least nr_free_rcu of the zone
+ * is back where it was before the put (a page off the lists whose flag
+ * stays is no fault; a free of someone else's meanwhile alone is no fault
+ * either).  Offline returns 0; the gate never ends a section by its hang
+ * guard.  The block is online again when the case ends.
  */
 static void rcu_free_contig_offline_poisoned_waiting(struct kunit *test)
 {
 #if defined(CONFIG_MEMORY_HOTREMOVE) && defined(CONFIG_MEMORY_FAILURE)
 	struct poisoned_watch *w;
+	struct offline_call call;
 	struct memory_block *mem;
-	long waiting0, waiting_in;
+	unsigned int waits;
 	unsigned long pfn;
+	bool hung;
 	int ret;
 
 	rfk_require_sync(test);
-	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
 	rfk_require_contig(test);
-	w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
-	/* Before the page: it may end the case */
-	rfk_hold(test, "that the page waited when offline began");
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: one CPU: the reader that keeps the page waiting would stall offline");
+	if (!IS_ENABLED(CONFIG_STACKTRACE) || !IS_ENABLED(CONFIG_KALLSYMS))
+		kunit_skip(test,
+			   "config: CONFIG_STACKTRACE or CONFIG_KALLSYMS is off: the reader cannot see offline wait");
 	mem = offlinable_block(test);
 	pfn = section_nr_to_pfn(mem->start_section_nr) + pageblock_nr_pages;
-	ret = rfk_alloc_contig(pfn, pfn + 1);
-	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
-	w->page = pfn_to_page(pfn);
-	w->zone = page_zone(w->page);
-	w->nb.notifier_call = poisoned_watch_fn;
-	ret = register_memory_notifier(&w->nb);
-	if (ret) {
-		__free_page(w->page);
-		KUNIT_FAIL_AND_ABORT(test, "register_memory_notifier: %d", ret);
+	w = poisoned_watch_start(test, pfn);
+
+	ret = offline_create(&call, mem);
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "kthread_create");
+	w->gate = rfg_start_for(test, call.task, true,
+				"that the page waited when offline began");
+	if (!w->gate) {
+		kthread_stop(call.task);
+		put_task_struct(call.task);
+		KUNIT_FAIL_AND_ABORT(test, "no reader");
 	}
-	/* Frees the lists itself if needed: the hold may still be on */
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, poisoned_watch_end,
-							w), 0);
-
-	waiting0 = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
-	rfk_put_flagged(test, w->page);
-	SetPageHWPoison(w->page);
-	waiting_in = zone_page_state_snapshot(w->zone, w->nr_free_rcu);
-	ret = offline_block(mem);
+	wake_up_process(call.task);
+	ret = offline_end(&call, 30 * HZ);
+	rfg_stop(w->gate, &waits, &hung);
 	online_and_check(test, mem);
+	kunit_info(test, "offline let the reader out %u times", waits);
 
-	KUNIT_ASSERT_GT_MSG(test, waiting_in, waiting0,
+	KUNIT_ASSERT_TRUE_MSG(test, w->put,
+			      "offline (%d) never reached MEM_GOING_OFFLINE", ret);
+	KUNIT_EXPECT_FALSE_MSG(test, hung,
+			       "the reader ended by its 10 s hang guard: offline blocked, not in a grace-period wait");
+	KUNIT_ASSERT_TRUE_MSG(test, w->gate_in,
+			      "the reader was not inside at the put");
+	KUNIT_ASSERT_GT_MSG(test, w->waiting_in, w->waiting0,
 			    "the poisoned page did not wait");
 	KUNIT_EXPECT_EQ_MSG(test, ret, 0, "offline");
 	KUNIT_ASSERT_TRUE_MSG(test, w->offlined,
 			      "the block never reached MEM_OFFLINE");
-	KUNIT_EXPECT_FALSE_MSG(test, w->flagged && w->waiting > waiting0,
+	KUNIT_EXPECT_FALSE_MSG(test, w->flagged && w->waiting > w->waiting0,
 			       "the block went offline with the poisoned page still waiting on a list (nr_free_rcu %ld, %ld before its put)",
-			       w->waiting, waiting0);
+			       w->waiting, w->waiting0);
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE or CONFIG_MEMORY_FAILURE is off");
 #endif

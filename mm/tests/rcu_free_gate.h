@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A reader that holds grace periods back for the rcu_free_drain,
- * _compaction and _poison cases where the hold (rcu_free_hold(), a test
- * hook) is absent (rcu_free_gate_helpers.c).
+ * _compaction, _contig and _poison cases where the hold (rcu_free_hold(),
+ * a test hook) is absent (rcu_free_gate_helpers.c).
  *
  * The gate is a kthread on another CPU that sits inside rcu_read_lock()
- * for as long as the case's task (its target) is not itself waiting for a
- * grace period: it leaves its section once the target is seen asleep in a
+ * for as long as the case's task (its target; or the thread of the case's
+ * that runs the path under test) is not itself waiting for a grace
+ * period: it leaves its section once the target is seen asleep in a
  * synchronize_rcu*() or *wait_rcu_gp() wait (its stack), and enters a new
  * one once the target is no longer in that wait.  So a page the case's
  * task frees flagged while the gate is inside cannot come back by a
@@ -31,6 +32,17 @@ struct rfg_gate;
  * returns; the case's action stops it.
  */
 struct rfg_gate *rfg_start(struct kunit *test, const char *part);
+/*
+ * rfg_start() with @target in place of the current task: another thread
+ * of the case's that runs the path under test (created, woken or not),
+ * and without @barrier only a synchronize_rcu*() or *wait_rcu_gp() wait
+ * of it lets the gate out, not a flush_work() or rcu_barrier*() (which
+ * rfg_start() counts: a flushed struct rcu_work waits for its grace
+ * period).  Called with the current task free to migrate; the gate is on
+ * a CPU other than the one it runs on.
+ */
+struct rfg_gate *rfg_start_for(struct kunit *test, struct task_struct *target,
+			       bool barrier, const char *part);
 /*
  * Keep what the case frees from now on waiting until a path under test
  * frees it: the hold (rfk_hold()) where the hook is, NULL returned; else

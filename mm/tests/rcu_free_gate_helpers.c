@@ -23,6 +23,8 @@ struct rfg_gate {
 	bool inside;		/* READ/WRITE_ONCE */
 	bool stop;
 	bool hung;
+	/* A flush_work() or rcu_barrier*() of the target lets it out too */
+	bool barrier;
 	unsigned int waits;
 };
 
@@ -44,7 +46,8 @@ static int rfg_fn(void *data)
 		waits = false;
 		rcu_read_lock();
 		WRITE_ONCE(g->inside, true);
-		while (!rfg_done(g) && !(waits = rfk_in_gp_wait_any(g->target, true))) {
+		while (!rfg_done(g) &&
+		       !(waits = rfk_in_gp_wait_any(g->target, g->barrier))) {
 			if (time_after(jiffies, deadline)) {
 				g->hung = true;
 				break;
@@ -57,7 +60,7 @@ static int rfg_fn(void *data)
 			break;
 		g->waits++;
 		/* Asleep meanwhile: a quiescent state for every flavour */
-		while (!rfg_done(g) && rfk_in_gp_wait_any(g->target, true))
+		while (!rfg_done(g) && rfk_in_gp_wait_any(g->target, g->barrier))
 			usleep_range(20, 50);
 	}
 	WRITE_ONCE(g->stop, true);
@@ -81,7 +84,8 @@ static void rfg_action(void *data)
 	rfg_end(data);
 }
 
-struct rfg_gate *rfg_start(struct kunit *test, const char *part)
+struct rfg_gate *rfg_start_for(struct kunit *test, struct task_struct *target,
+			       bool barrier, const char *part)
 {
 	struct task_struct *task;
 	struct rfg_gate *g;
@@ -101,7 +105,8 @@ struct rfg_gate *rfg_start(struct kunit *test, const char *part)
 	g = kunit_kzalloc(test, sizeof(*g), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, g);
 	init_completion(&g->done);
-	g->target = get_task_struct(current);
+	g->target = get_task_struct(target);
+	g->barrier = barrier;
 	migrate_disable();
 	task = kthread_create(rfg_fn, g, "rcu_free_gate");
 	if (IS_ERR(task)) {
@@ -116,6 +121,11 @@ struct rfg_gate *rfg_start(struct kunit *test, const char *part)
 	wake_up_process(task);
 	KUNIT_ASSERT_TRUE_MSG(test, rfg_inside(g), "the gate never entered");
 	return g;
+}
+
+struct rfg_gate *rfg_start(struct kunit *test, const char *part)
+{
+	return rfg_start_for(test, current, true, part);
 }
 
 struct rfg_gate *rfg_hold(struct kunit *test, const char *part)
