@@ -56,6 +56,12 @@ struct rfg_gate *rfg_hold(struct kunit *test, const char *part);
  */
 bool rfg_inside(struct rfg_gate *gate);
 /*
+ * rfg_inside() for a task that keeps preemption off: it reports a
+ * quiescent state on each turn, so that the wait of the target the gate
+ * is out for can end, and gives up after @timeout (a hang guard).
+ */
+bool rfg_inside_quiescent(struct rfg_gate *gate, unsigned long timeout);
+/*
  * Stop the gate (NULL: none, nothing seen); what it saw: the times it
  * let a grace-period wait of the target end, and whether a section ended
  * by its hang guard (10 s inside without the target waiting).

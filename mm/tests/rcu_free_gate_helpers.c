@@ -158,6 +158,25 @@ bool rfg_inside(struct rfg_gate *g)
 	return true;
 }
 
+bool rfg_inside_quiescent(struct rfg_gate *g, unsigned long timeout)
+{
+	unsigned long deadline = jiffies + timeout;
+
+	if (!g)
+		return false;
+	while (!READ_ONCE(g->inside)) {
+		if (READ_ONCE(g->stop) || time_after(jiffies, deadline))
+			return false;
+		local_irq_disable();
+		rcu_momentary_eqs();
+		local_irq_enable();
+		cpu_relax();
+	}
+	/* As in rfg_inside() */
+	smp_mb();
+	return true;
+}
+
 void rfg_stop(struct rfg_gate *g, unsigned int *waits, bool *hung)
 {
 	if (!g) {

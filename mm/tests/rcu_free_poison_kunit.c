@@ -20,6 +20,7 @@
 #include <linux/rcupdate.h>
 #include <linux/swap.h>
 
+#include "rcu_free_gate.h"
 #include "rcu_free_helpers.h"
 
 static void require_memory_failure(struct kunit *test)
@@ -605,25 +606,34 @@ static bool wait_poisoned_quiescent(struct page *page, struct mf_call *call)
  * folio reaches the buddy allocator after its grace period, poisoned page
  * and all.  memory_failure() runs on another CPU; this one keeps a page
  * in its LRU batch with preemption off, so the first retry waits in
- * lru_add_drain_all() until the folio is queued.  Needs the hold: without
- * it the other page's grace period can end before the first look.
+ * lru_add_drain_all() until the folio is queued.  Both pages are freed
+ * inside a reader of the case's (the gate, rcu_free_gate.h, on the
+ * call's CPU), which leaves only while the call is seen in a wait for a
+ * grace period: the other page still waits at the first look, which must
+ * free it, and the folio at the retries, hook or not.  The gate never
+ * ends a section by its hang guard.
  */
 static void rcu_free_poison_queued_after_sync(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	bool seen_poison, synced_first, poisoned, buddy, waits, buddy_later;
+	bool gate_in, hung;
 	unsigned long *left_poisoned;
 	struct task_struct *task;
 	long waiting0, waiting;
+	struct rfg_gate *gate;
 	struct mf_call *call;
 	struct folio *folio;
 	struct page *page, *other;
+	unsigned int gate_waits;
 	struct file *batch;
 	int count;
 
 	require_memory_failure(test);
-	MM_HOOK_REQUIRE(test, RCU_FREE_HOLD);
 	call = mf_call_setup(test, &left_poisoned);
+	if (!IS_ENABLED(CONFIG_STACKTRACE) || !IS_ENABLED(CONFIG_KALLSYMS))
+		kunit_skip(test,
+			   "config: CONFIG_STACKTRACE or CONFIG_KALLSYMS is off: the reader cannot see memory_failure() wait");
 	batch = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
 			      "lru_batch");
 	other = alloc_page(GFP_KERNEL);
@@ -642,8 +652,6 @@ static void rcu_free_poison_queued_after_sync(struct kunit *test)
 	page = folio_page(folio, 1);
 	call->pfn = page_to_pfn(page);
 	waiting0 = zone_stat_sum(nr_free_rcu);
-	rfk_hold(test, "that the folio waits when memory_failure() looks");
-	rfk_put_flagged(test, other);
 	/* The last put, up to the folio's free */
 	KUNIT_ASSERT_TRUE(test, folio_ref_freeze(folio, 1));
 
@@ -653,8 +661,13 @@ static void rcu_free_poison_queued_after_sync(struct kunit *test)
 		migrate_enable();
 		folio_ref_unfreeze(folio, 1);
 		folio_put(folio);
+		put_page(other);
 		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task));
 	}
+	/* Not let out by the call's lru_add_drain_all(), which waits here */
+	gate = rfg_start_for(test, task, false,
+			     "that the pages wait when memory_failure() looks");
+	rfk_put_flagged(test, other);
 	if (!lru_batch_pending(test, batch)) {
 		migrate_enable();
 		folio_ref_unfreeze(folio, 1);
@@ -667,6 +680,8 @@ static void rcu_free_poison_queued_after_sync(struct kunit *test)
 	wake_up_process(task);
 	seen_poison = wait_poisoned_quiescent(page, call);
 	synced_first = !folio_test_rcu_free(page_folio(other));
+	/* Back inside once the first sync's wait is over (10 s: a hang) */
+	gate_in = rfg_inside_quiescent(gate, 10 * HZ);
 	/* The rest of the free: the folio is queued */
 	rfk_watch(test, &folio->page);
 	folio_ref_unfreeze(folio, 1);
@@ -674,6 +689,7 @@ static void rcu_free_poison_queued_after_sync(struct kunit *test)
 	preempt_enable();
 	migrate_enable();
 	wait_for_completion(&call->done);
+	rfg_stop(gate, &gate_waits, &hung);
 
 	rfk_check_freed(test, "memory_failure");
 	poisoned = PageHWPoison(page);
@@ -686,15 +702,20 @@ static void rcu_free_poison_queued_after_sync(struct kunit *test)
 		*left_poisoned = 0;
 	}
 	/* What a folio left queued does after its grace period */
-	rfk_release(test);
 	rfk_wait_watched(test, "the grace-period work");
 	drain_all_pages(page_zone(page));
 	buddy_later = *left_poisoned && PageHWPoison(page) &&
 		      is_free_buddy_page(page);
-	kunit_info(test, "memory_failure() %s before PG_hwpoison was set",
-		   synced_first ? "freed what waited" : "did not free what waited");
+	kunit_info(test, "memory_failure() let the reader out %u times",
+		   gate_waits);
 
+	KUNIT_EXPECT_FALSE_MSG(test, hung,
+			       "the reader ended by its 10 s hang guard: memory_failure() blocked, not in a grace-period wait");
+	KUNIT_EXPECT_TRUE_MSG(test, gate_in,
+			      "the reader not back inside in 10 s when the folio was queued");
 	KUNIT_EXPECT_TRUE_MSG(test, seen_poison, "PG_hwpoison never set");
+	KUNIT_EXPECT_TRUE_MSG(test, synced_first,
+			      "memory_failure() did not free what waited before PG_hwpoison was set");
 	KUNIT_EXPECT_EQ_MSG(test, call->ret, 0,
 			    "memory_failure() failed on the folio queued after its sync");
 	KUNIT_EXPECT_TRUE(test, poisoned);
