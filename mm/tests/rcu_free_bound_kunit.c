@@ -34,7 +34,6 @@
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/sched.h>
-#include <linux/sort.h>
 #include <linux/swap.h>
 
 #include "rcu_free_gate.h"
@@ -297,9 +296,6 @@ static void require_compaction(struct kunit *test)
  * The allocations leave kswapd (and the kcompactd it wakes) alone.
  */
 
-/* Movable ZONE_DMA pages, without waking kswapd */
-#define DMA_MOVABLE	((GFP_USER & ~__GFP_KSWAPD_RECLAIM) | __GFP_DMA | \
-			 __GFP_MOVABLE)
 /* The order of the allocations that compact */
 #define COMPACT_ORDER	3
 /* Pages of a group of src, and the folios made of them */
@@ -363,14 +359,6 @@ static void dma_rig_release(void *data)
 			__free_page(r->pages[i]);
 }
 
-static int cmp_page_pfn(const void *a, const void *b)
-{
-	unsigned long pa = page_to_pfn(*(struct page * const *)a);
-	unsigned long pb = page_to_pfn(*(struct page * const *)b);
-
-	return pa < pb ? -1 : pa > pb;
-}
-
 /*
  * Lay ZONE_DMA out as above (no group made yet) into @r: 0, or -ENOSPC
  * when it has no two free movable pageblocks with one between them (sync
@@ -380,10 +368,8 @@ static int cmp_page_pfn(const void *a, const void *b)
 static int dma_rig_setup(struct kunit *test, struct dma_rig *r)
 {
 	const unsigned long nr_block = pageblock_nr_pages;
-	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
-	struct page *blocks[8];
-	int ret, j, nr_blocks = 0;
 	unsigned long i;
+	int ret;
 
 	r->pages = rfk_dma_pages(test);
 	r->file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL),
@@ -394,30 +380,10 @@ static int dma_rig_setup(struct kunit *test, struct dma_rig *r)
 	if (ret)
 		return ret;
 
-	drain_all_pages(NULL);
-	while (nr_blocks < ARRAY_SIZE(blocks)) {
-		blocks[nr_blocks] = alloc_pages(DMA_MOVABLE | __GFP_NORETRY |
-						__GFP_NOWARN, pageblock_order);
-		if (!blocks[nr_blocks])
-			break;
-		split_page(blocks[nr_blocks++], pageblock_order);
-	}
-	sort(blocks, nr_blocks, sizeof(*blocks), cmp_page_pfn, NULL);
-	/* src the lowest, dst the highest, then the others */
-	if (nr_blocks > 1)
-		swap(blocks[1], blocks[nr_blocks - 1]);
-	for (j = 0; j < nr_blocks; j++)
-		for (i = 0; i < nr_block; i++)
-			r->pages[r->nr++] = blocks[j] + i;
-	if (nr_blocks < 2 ||
-	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
-		return -ENOSPC;
-	r->src = page_to_pfn(blocks[0]);
-	r->dst = page_to_pfn(blocks[1]);
-	r->zone = page_zone(blocks[0]);
-	if (get_pageblock_migratetype(blocks[0]) != MIGRATE_MOVABLE ||
-	    get_pageblock_migratetype(blocks[1]) != MIGRATE_MOVABLE)
-		return -EINVAL;
+	ret = rfk_dma_blocks(r->pages, &r->nr, &r->src, &r->dst);
+	if (ret)
+		return ret;
+	r->zone = page_zone(pfn_to_page(r->src));
 	r->nr = rfk_fill_zone_dma(r->pages, r->nr, false);
 	r->nr = rfk_fill_zone_dma(r->pages, r->nr, true);
 	for (i = 0; i < nr_block; i += 2) {
@@ -512,23 +478,9 @@ static unsigned int dma_rig_compact(struct kunit *test, struct dma_rig *r,
 				    unsigned int g)
 {
 	struct page *page;
-#ifdef CONFIG_COMPACTION
-	struct zone *zone = r->zone;
-	unsigned long pfn, start = zone->zone_start_pfn;
-	unsigned long last = pageblock_start_pfn(zone_end_pfn(zone) - 1);
 
-	for (pfn = pageblock_start_pfn(start); pfn <= last;
-	     pfn += pageblock_nr_pages)
-		clear_pageblock_skip(pfn_to_page(max(pfn, start)));
-	zone->compact_init_migrate_pfn = start;
-	zone->compact_cached_migrate_pfn[0] = start;
-	zone->compact_cached_migrate_pfn[1] = start;
-	zone->compact_init_free_pfn = last;
-	zone->compact_cached_free_pfn = last;
-	compaction_defer_reset(zone, COMPACT_ORDER, true);
-#endif
-	rfk_zone_drop_boost(r->zone);
-	page = alloc_pages(DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN,
+	rfk_compaction_afresh(r->zone, COMPACT_ORDER);
+	page = alloc_pages(RFK_DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN,
 			   COMPACT_ORDER);
 	if (page && r->nr_got < ARRAY_SIZE(r->got))
 		r->got[r->nr_got++] = page;

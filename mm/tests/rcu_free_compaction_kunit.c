@@ -25,7 +25,6 @@
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
-#include <linux/sort.h>
 #include <linux/swap.h>
 #include <linux/vmstat.h>
 
@@ -98,10 +97,6 @@ static const struct address_space_operations record_aops = {
 	.migrate_folio	= record_migrate_folio,
 };
 
-/* Movable ZONE_DMA pages, without waking kswapd */
-#define DMA_MOVABLE	((GFP_USER & ~__GFP_KSWAPD_RECLAIM) | __GFP_DMA | \
-			 __GFP_MOVABLE)
-
 #define COMPACT_MAX_FOLIOS	16
 /* Pages the unrelated and nothing-waiting cases leave waiting */
 #define NR_UNRELATED		16
@@ -168,38 +163,6 @@ static u8 file_byte(unsigned int index)
 	return 0x40 + index;
 }
 
-static int cmp_page_pfn(const void *a, const void *b)
-{
-	unsigned long pa = page_to_pfn(*(struct page * const *)a);
-	unsigned long pb = page_to_pfn(*(struct page * const *)b);
-
-	return pa < pb ? -1 : pa > pb;
-}
-
-/*
- * Compaction as after boot: earlier cases left skip hints, cached scanner
- * positions and deferrals for @order on the zone, and the fill may have
- * boosted its watermarks.
- */
-static void compaction_start_afresh(struct zone *zone, int order)
-{
-#ifdef CONFIG_COMPACTION
-	unsigned long pfn, start = zone->zone_start_pfn;
-	unsigned long last = pageblock_start_pfn(zone_end_pfn(zone) - 1);
-
-	for (pfn = pageblock_start_pfn(start); pfn <= last;
-	     pfn += pageblock_nr_pages)
-		clear_pageblock_skip(pfn_to_page(max(pfn, start)));
-	zone->compact_init_migrate_pfn = start;
-	zone->compact_cached_migrate_pfn[0] = start;
-	zone->compact_cached_migrate_pfn[1] = start;
-	zone->compact_init_free_pfn = last;
-	zone->compact_cached_free_pfn = last;
-	compaction_defer_reset(zone, order, true);
-#endif
-	rfk_zone_drop_boost(zone);
-}
-
 /* The lowest order compaction of @zone failed at since its last success */
 static int compact_order_failed(struct zone *zone)
 {
@@ -227,13 +190,10 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 					   const char *part)
 {
 	const unsigned long nr_block = pageblock_nr_pages;
-	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
-	struct page *blocks[8];
-	int ret, j, nr_blocks = 0;
 	struct dma_layout *l;
-	struct page *a, *b;
 	struct folio *folio;
 	unsigned long i;
+	int ret;
 
 	l = kunit_kzalloc(test, sizeof(*l), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, l);
@@ -250,42 +210,15 @@ static struct dma_layout *dma_layout_setup(struct kunit *test,
 	ret = kunit_add_action_or_reset(test, dma_layout_release, l);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 
-	/*
-	 * Every free pageblock: the lowest is src, the highest dst.  Sync
-	 * compaction isolates all of src before it migrates, and its free
-	 * scanner stops at the end of the pageblock after it: at least one
-	 * pageblock must lie between the two.
-	 */
-	drain_all_pages(NULL);
-	while (nr_blocks < ARRAY_SIZE(blocks)) {
-		blocks[nr_blocks] = alloc_pages(DMA_MOVABLE | __GFP_NORETRY |
-						__GFP_NOWARN, pageblock_order);
-		if (!blocks[nr_blocks])
-			break;
-		split_page(blocks[nr_blocks++], pageblock_order);
-	}
-	sort(blocks, nr_blocks, sizeof(*blocks), cmp_page_pfn, NULL);
-	/* src, dst, then the other blocks, held */
-	if (nr_blocks > 1)
-		swap(blocks[1], blocks[nr_blocks - 1]);
-	for (j = 0; j < nr_blocks; j++)
-		for (i = 0; i < nr_block; i++)
-			l->pages[l->nr++] = blocks[j] + i;
-	if (nr_blocks < 2 ||
-	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
+	ret = rfk_dma_blocks(l->pages, &l->nr, &l->src, &l->dst);
+	if (ret == -ENOSPC)
 		kunit_skip(test,
-			   "machine: no two free pageblocks in ZONE_DMA with one between (%d free)",
-			   nr_blocks);
-	a = blocks[0];
-	b = blocks[1];
-	l->src = page_to_pfn(a);
-	l->dst = page_to_pfn(b);
-	l->zone = page_zone(a);
+			   "machine: no two free pageblocks in ZONE_DMA with one between");
+	KUNIT_ASSERT_EQ_MSG(test, ret, 0,
+			    "src pageblock %#lx or dst %#lx not movable",
+			    l->src, l->dst);
+	l->zone = page_zone(pfn_to_page(l->src));
 	KUNIT_ASSERT_EQ(test, (int)zone_idx(l->zone), (int)ZONE_DMA);
-	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(a), MIGRATE_MOVABLE,
-			    "src pageblock %#lx", l->src);
-	KUNIT_ASSERT_EQ_MSG(test, get_pageblock_migratetype(b), MIGRATE_MOVABLE,
-			    "dst pageblock %#lx", l->dst);
 	l->nr = rfk_fill_zone_dma(l->pages, l->nr, false);
 	l->nr = rfk_fill_zone_dma(l->pages, l->nr, true);
 	KUNIT_ASSERT_GT(test, l->nr, (int)(2 * nr_block + NR_UNRELATED));
@@ -448,9 +381,9 @@ static struct page *alloc_compacting(struct kunit *test, struct dma_layout *l,
 	struct page *page;
 
 	dma_layout_watch(test, l);
-	compaction_start_afresh(l->zone, order);
+	rfk_compaction_afresh(l->zone, order);
 	rfg_inside(l->gate);
-	page = alloc_pages(DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN, order);
+	page = alloc_pages(RFK_DMA_MOVABLE | __GFP_NORETRY | __GFP_NOWARN, order);
 	rfk_check_freed(test, "compaction");
 	return page;
 }

@@ -5,6 +5,7 @@
  */
 
 #include <kunit/test.h>
+#include <linux/compaction.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/file.h>
@@ -17,6 +18,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
@@ -544,6 +546,69 @@ void rfk_zone_drop_boost(struct zone *zone)
 	spin_lock_irqsave(&zone->lock, flags);
 	zone->watermark_boost = 0;
 	spin_unlock_irqrestore(&zone->lock, flags);
+}
+
+static int rfk_cmp_page_pfn(const void *a, const void *b)
+{
+	unsigned long pa = page_to_pfn(*(struct page * const *)a);
+	unsigned long pb = page_to_pfn(*(struct page * const *)b);
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+int rfk_dma_blocks(struct page **pages, int *nr, unsigned long *src,
+		   unsigned long *dst)
+{
+	const unsigned long nr_block = pageblock_nr_pages;
+	/* ZONE_DMA is 16 MiB, a pageblock at least 2 MiB */
+	struct page *blocks[8];
+	int j, nr_blocks = 0;
+	unsigned long i;
+
+	drain_all_pages(NULL);
+	while (nr_blocks < ARRAY_SIZE(blocks)) {
+		blocks[nr_blocks] = alloc_pages(RFK_DMA_MOVABLE | __GFP_NORETRY |
+						__GFP_NOWARN, pageblock_order);
+		if (!blocks[nr_blocks])
+			break;
+		split_page(blocks[nr_blocks++], pageblock_order);
+	}
+	sort(blocks, nr_blocks, sizeof(*blocks), rfk_cmp_page_pfn, NULL);
+	/* src the lowest, dst the highest, then the others */
+	if (nr_blocks > 1)
+		swap(blocks[1], blocks[nr_blocks - 1]);
+	*nr = 0;
+	for (j = 0; j < nr_blocks; j++)
+		for (i = 0; i < nr_block; i++)
+			pages[(*nr)++] = blocks[j] + i;
+	if (nr_blocks < 2 ||
+	    page_to_pfn(blocks[1]) - page_to_pfn(blocks[0]) < 2 * nr_block)
+		return -ENOSPC;
+	*src = page_to_pfn(blocks[0]);
+	*dst = page_to_pfn(blocks[1]);
+	if (get_pageblock_migratetype(blocks[0]) != MIGRATE_MOVABLE ||
+	    get_pageblock_migratetype(blocks[1]) != MIGRATE_MOVABLE)
+		return -EINVAL;
+	return 0;
+}
+
+void rfk_compaction_afresh(struct zone *zone, int order)
+{
+#ifdef CONFIG_COMPACTION
+	unsigned long pfn, start = zone->zone_start_pfn;
+	unsigned long last = pageblock_start_pfn(zone_end_pfn(zone) - 1);
+
+	for (pfn = pageblock_start_pfn(start); pfn <= last;
+	     pfn += pageblock_nr_pages)
+		clear_pageblock_skip(pfn_to_page(max(pfn, start)));
+	zone->compact_init_migrate_pfn = start;
+	zone->compact_cached_migrate_pfn[0] = start;
+	zone->compact_cached_migrate_pfn[1] = start;
+	zone->compact_init_free_pfn = last;
+	zone->compact_cached_free_pfn = last;
+	compaction_defer_reset(zone, order, true);
+#endif
+	rfk_zone_drop_boost(zone);
 }
 
 struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,

@@ -208,6 +208,29 @@ int rfk_fill_zone_dma(struct page **pages, int n, bool memalloc);
 /* Drop the watermark boost that filling @zone may have set */
 void rfk_zone_drop_boost(struct zone *zone);
 
+/* Movable ZONE_DMA pages, without waking kswapd */
+#define RFK_DMA_MOVABLE	((GFP_USER & ~__GFP_KSWAPD_RECLAIM) | __GFP_DMA | \
+			 __GFP_MOVABLE)
+/*
+ * Take every free pageblock of ZONE_DMA (8 at most) as order-0 pages into
+ * @pages (of rfk_dma_pages()), from 0 on, *@nr set to how many: the
+ * lowest pageblock first (*@src, its first pfn: where a compaction's
+ * migration scanner starts), then the highest (*@dst: where its free
+ * scanner starts), then the others.  0; -ENOSPC with fewer than two or
+ * with no pageblock between those two (sync compaction isolates all of
+ * src before it migrates, and its free scanner stops a pageblock above
+ * the migration scanner's); -EINVAL when one of the two is not movable.
+ * The pages taken are in @pages whatever it returns.
+ */
+int rfk_dma_blocks(struct page **pages, int *nr, unsigned long *src,
+		   unsigned long *dst);
+/*
+ * Compaction of @zone as after boot: earlier cases left skip hints,
+ * cached scanner positions and deferrals for @order on it, and a fill
+ * may have boosted its watermarks.
+ */
+void rfk_compaction_afresh(struct zone *zone, int order);
+
 /* Open @name on @mnt for the current case; closed when the case ends */
 struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,
 			   const char *name);
