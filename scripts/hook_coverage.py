@@ -146,6 +146,10 @@ class Coverage:
 				else:
 					params = [p[-1] if p and word(p[-1]) else None for p in split(e[i + 2:j], ',')]
 					key = (rel, e[i]) if 'static' in e[start:i] and rel.endswith('.c') else e[i]
+					if key in self.funcs:
+						# defined again (#if/#else): walked too, named
+						# by the first definition
+						key = (rel, e[i], toks[i][1])
 					self.funcs[key] = SimpleNamespace(name=e[i], key=key, rel=rel, a=j + 2,
 						b=close(e, j + 1), params=[] if params == ['void'] else params, vars={})
 					i = start = self.funcs[key].b
