@@ -15,8 +15,13 @@
  * is what the lazyfree-thp patch adds.  On a tree without it the "whole"
  * cases see the split and fail: patches/expected-before lists them.
  *
+ * Two cases check that reclaim still does what 7.3 does where the discard
+ * must not change it: an ordinary (swapbacked) THP goes to swap (the case
+ * switches a swap device on), and a lazyfree THP that fork() shares with a
+ * child is freed from both mms (the child's mm is kept after it exits).
+ *
  * Cases skip when no THP could be faulted in (THP disabled at run time, or
- * no free 2 MiB block).
+ * no free 2 MiB block), or when no swap device can be had.
  */
 
 #include <kunit/resource.h>
@@ -28,6 +33,7 @@
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/task.h>
 #include <linux/swap.h>
 #include <linux/uaccess.h>
 #include <linux/vmstat.h>
@@ -629,6 +635,169 @@ static void lazyfree_thp_droppable_dirty_discarded(struct kunit *test)
 	expect_unmapped_whole(test, ctx);
 }
 
+/*
+ * An ordinary anon THP (written, never MADV_FREEd: swapbacked, not
+ * lazyfree) is paged out by MADV_PAGEOUT while swap is on, as on 7.3: it
+ * goes to swap whole (thp_swpout), none of its pages stays mapped, the
+ * mm's anon RSS turns into swap entries, and reading the range swaps the
+ * bytes written back in.  The lazyfree discard must leave such a folio to
+ * the split and the swap path.
+ */
+static void lazyfree_thp_swapbacked_swapped_out(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	unsigned long off, swapents;
+	struct folio *folio;
+	bool lazyfree;
+
+	mm_kunit_need_swap(test);
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	lazyfree = folio_test_lazyfree(folio);
+	folio_put(folio);
+	KUNIT_ASSERT_FALSE_MSG(test, lazyfree, "a THP written and not madvised is lazyfree");
+
+	swapents = get_mm_counter_sum(current->mm, MM_SWAPENTS);
+	snapshot(ctx);
+	pageout(test, ctx);
+	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
+			    "anon RSS did not drop by 2 MiB: the THP is still mapped");
+	KUNIT_EXPECT_EQ_MSG(test, get_mm_counter_sum(current->mm, MM_SWAPENTS) - swapents,
+			    (unsigned long)THP_NR,
+			    "the range does not hold 512 swap entries");
+	KUNIT_EXPECT_GE_MSG(test, event_delta(ctx, PSWPOUT), (long)THP_NR,
+			    "fewer than 512 pages were written to swap");
+	/* A fresh swap device has room for it: the folio reached the unmap whole */
+	if (IS_ENABLED(CONFIG_THP_SWAP))
+		KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, THP_SWPOUT), 1,
+				    "the THP was not swapped out whole (thp_swpout_fallback +%ld)",
+				    event_delta(ctx, THP_SWPOUT_FALLBACK));
+	for (off = 0; off < THP_SIZE; off += PAGE_SIZE) {
+		folio = user_folio(ctx->addr + off);
+		if (folio) {
+			folio_put(folio);
+			KUNIT_FAIL(test, "a page is still mapped at offset %lu", off);
+			break;
+		}
+	}
+	/* Measured before this read, which swaps the pages back in */
+	expect_contents(test, ctx, false);
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(mmput_action, mmput, struct mm_struct *);
+
+/* The child of fork_mm(): keep its mm, which fork() copied, and exit. */
+static int keep_mm_and_exit(void *arg)
+{
+	struct mm_struct **mmp = arg;
+
+	mmget(current->mm);
+	*mmp = current->mm;
+	do_exit(0);
+}
+
+/**
+ * fork_mm - fork() the case's thread and keep the child's mm
+ * @test: the case; the mm is released when it ends
+ *
+ * The child is a task as fork() makes one (no CLONE_VM): its mm is a copy
+ * of the case's, an anon THP's PMD shared with it by copy_huge_pmd() as
+ * for any fork().  The child takes a reference on that mm and exits;
+ * CLONE_VFORK has this wait until it did.  Its exit signal is SIGCHLD,
+ * which a kthread ignores: it is reaped at once.
+ *
+ * Return: the child's mm, or an ERR_PTR().
+ */
+static struct mm_struct *fork_mm(struct kunit *test)
+{
+	struct mm_struct **mmp = kunit_kzalloc(test, sizeof(*mmp), GFP_KERNEL);
+	struct kernel_clone_args args = {
+		.flags		= CLONE_VFORK | CLONE_UNTRACED,
+		.exit_signal	= SIGCHLD,
+		.fn		= keep_mm_and_exit,
+		.fn_arg		= mmp,
+	};
+	pid_t pid;
+	int ret;
+
+	if (!mmp)
+		return ERR_PTR(-ENOMEM);
+	pid = kernel_clone(&args);
+	if (pid < 0)
+		return ERR_PTR(pid);
+	if (!*mmp)
+		return ERR_PTR(-ESRCH);
+	ret = kunit_add_action_or_reset(test, mmput_action, *mmp);
+	return ret ? ERR_PTR(ret) : *mmp;
+}
+
+/* The THP range of @mm, not the case's, reads as zeroes (access_remote_vm()) */
+static void expect_remote_zero(struct kunit *test, struct lazyfree_ctx *ctx,
+			       struct mm_struct *mm)
+{
+	unsigned long off, i;
+
+	for (off = 0; off < THP_SIZE; off += CHUNK) {
+		KUNIT_ASSERT_EQ_MSG(test, access_remote_vm(mm, ctx->addr + off, ctx->buf,
+							   CHUNK, 0), CHUNK,
+				    "child: reading offset %lu failed", off);
+		for (i = 0; i < CHUNK; i++) {
+			if (ctx->buf[i]) {
+				KUNIT_FAIL(test, "child: offset %lu: read 0x%02x, want 0",
+					   off + i, ctx->buf[i]);
+				return;
+			}
+		}
+	}
+}
+
+/*
+ * A clean lazyfree THP that a fork() after MADV_FREE shares with a child
+ * (one PMD in each mm) is freed by one reclaim of the folio, as on 7.3:
+ * unmapped from both mms (each one's anon RSS down by 2 MiB), +512
+ * pglazyfreed, both read as zeroes.  MADV_PAGEOUT leaves a shared folio
+ * alone; kswapd does not: reclaim_pages() stands for it here.
+ */
+static void lazyfree_thp_forked_discarded_from_both(struct kunit *test)
+{
+	struct lazyfree_ctx *ctx = test->priv;
+	struct mm_struct *child;
+	unsigned long child_rss;
+	struct folio *folio;
+	bool lazyfree;
+	int mapcount;
+
+	fault_thp(test, ctx, MAP_PRIVATE | MAP_ANONYMOUS);
+	make_lazyfree(test, ctx);
+	child = fork_mm(test);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, child, "fork: %ld", PTR_ERR(child));
+	/* Right before reclaim: one lazyfree folio, PMD-mapped in both mms */
+	KUNIT_ASSERT_EQ_MSG(test, mm_kunit_pmd_state(child, ctx->addr), MM_KUNIT_PMD_HUGE,
+			    "the child does not map the THP with a PMD");
+	folio = mm_kunit_pmd_folio(current->mm, ctx->addr);
+	KUNIT_ASSERT_NOT_NULL_MSG(test, folio, "fork() lost the parent's PMD mapping");
+	mapcount = folio_mapcount(folio);
+	lazyfree = folio_test_lazyfree(folio);
+	folio_put(folio);
+	KUNIT_ASSERT_EQ_MSG(test, mapcount, 2, "the THP is not mapped by parent and child");
+	KUNIT_ASSERT_TRUE_MSG(test, lazyfree, "fork() made the THP swapbacked");
+	child_rss = get_mm_counter_sum(child, MM_ANONPAGES);
+	KUNIT_ASSERT_GE(test, child_rss, (unsigned long)THP_NR);
+
+	reclaim_folio(test, ctx);
+	KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, PGLAZYFREED), THP_NR,
+			    "the folio was not freed as one lazyfree THP");
+	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
+			    "parent: anon RSS did not drop by 2 MiB");
+	KUNIT_EXPECT_EQ_MSG(test, child_rss - get_mm_counter_sum(child, MM_ANONPAGES),
+			    (unsigned long)THP_NR,
+			    "child: anon RSS did not drop by 2 MiB");
+	/* Measured before these reads: they may fault zero pages in */
+	expect_contents(test, ctx, true);
+	expect_remote_zero(test, ctx, child);
+}
+
 static int lazyfree_thp_test_init(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx;
@@ -655,6 +824,8 @@ static struct kunit_case lazyfree_thp_test_cases[] = {
 	KUNIT_CASE(lazyfree_thp_pte_mapped_reclaimed),
 	KUNIT_CASE(lazyfree_thp_half_madvised_rest_kept),
 	KUNIT_CASE(lazyfree_thp_droppable_dirty_discarded),
+	KUNIT_CASE(lazyfree_thp_swapbacked_swapped_out),
+	KUNIT_CASE(lazyfree_thp_forked_discarded_from_both),
 	{}
 };
 
