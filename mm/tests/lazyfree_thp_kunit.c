@@ -148,6 +148,22 @@ static struct folio *user_folio(unsigned long addr)
 	return page_folio(page);
 }
 
+/* No page of the THP range is mapped (each looked up as GUP-fast would) */
+static void expect_unmapped(struct kunit *test, struct lazyfree_ctx *ctx)
+{
+	struct folio *folio;
+	unsigned long off;
+
+	for (off = 0; off < THP_SIZE; off += PAGE_SIZE) {
+		folio = user_folio(ctx->addr + off);
+		if (folio) {
+			folio_put(folio);
+			KUNIT_FAIL(test, "a page is still mapped at offset %lu", off);
+			return;
+		}
+	}
+}
+
 /*
  * Compact memory as a user does, by writing 1 to /proc/sys/vm/compact_memory
  * (on a proc mount of the case's own).  0, or a negative errno.
@@ -498,7 +514,6 @@ static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 	struct vm_area_struct *vma;
 	struct mm_struct *mm;
 	struct folio *folio;
-	unsigned long off;
 	bool lazyfree;
 	int order;
 	pmd_t *pmdp;
@@ -534,14 +549,7 @@ static void lazyfree_thp_pte_mapped_reclaimed(struct kunit *test)
 			    "not all 512 pages of the folio were freed as lazyfree");
 	KUNIT_EXPECT_EQ_MSG(test, ctx->rss - anon_rss(), (unsigned long)THP_NR,
 			    "anon RSS did not drop by 2 MiB");
-	for (off = 0; off < THP_SIZE; off += PAGE_SIZE) {
-		folio = user_folio(ctx->addr + off);
-		if (folio) {
-			folio_put(folio);
-			KUNIT_FAIL(test, "a page is still mapped at offset %lu", off);
-			break;
-		}
-	}
+	expect_unmapped(test, ctx);
 	expect_contents(test, ctx, true);
 }
 
@@ -646,7 +654,7 @@ static void lazyfree_thp_droppable_dirty_discarded(struct kunit *test)
 static void lazyfree_thp_swapbacked_swapped_out(struct kunit *test)
 {
 	struct lazyfree_ctx *ctx = test->priv;
-	unsigned long off, swapents;
+	unsigned long swapents;
 	struct folio *folio;
 	bool lazyfree;
 
@@ -673,14 +681,7 @@ static void lazyfree_thp_swapbacked_swapped_out(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, event_delta(ctx, THP_SWPOUT), 1,
 				    "the THP was not swapped out whole (thp_swpout_fallback +%ld)",
 				    event_delta(ctx, THP_SWPOUT_FALLBACK));
-	for (off = 0; off < THP_SIZE; off += PAGE_SIZE) {
-		folio = user_folio(ctx->addr + off);
-		if (folio) {
-			folio_put(folio);
-			KUNIT_FAIL(test, "a page is still mapped at offset %lu", off);
-			break;
-		}
-	}
+	expect_unmapped(test, ctx);
 	/* Measured before this read, which swaps the pages back in */
 	expect_contents(test, ctx, false);
 }
