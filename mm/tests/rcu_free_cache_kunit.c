@@ -21,6 +21,21 @@
 
 #include "rcu_free_helpers.h"
 
+/* The new file @name on @mnt, @size bytes of @byte written to it */
+static struct file *write_file(struct kunit *test, struct vfsmount *mnt,
+			       const char *name, size_t size, u8 byte)
+{
+	struct file *file = rfk_case_file(test, mnt, name);
+	loff_t pos = 0;
+	void *data;
+
+	data = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, data);
+	memset(data, byte, size);
+	KUNIT_ASSERT_EQ(test, kernel_write(file, data, size, &pos), size);
+	return file;
+}
+
 /*
  * Write a PMD size of bytes to the new file @name on @mnt (huge=always):
  * its first folio, locked, and that folio's order.
@@ -28,17 +43,9 @@
 static struct folio *write_huge(struct kunit *test, struct vfsmount *mnt,
 				const char *name, unsigned int *order)
 {
-	struct file *file = rfk_case_file(test, mnt, name);
+	struct file *file = write_file(test, mnt, name, HPAGE_PMD_SIZE, 0x3c);
 	struct folio *folio;
-	loff_t pos = 0;
-	ssize_t ret;
-	void *data;
 
-	data = kunit_kzalloc(test, HPAGE_PMD_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	memset(data, 0x3c, HPAGE_PMD_SIZE);
-	ret = kernel_write(file, data, HPAGE_PMD_SIZE, &pos);
-	KUNIT_ASSERT_EQ(test, ret, HPAGE_PMD_SIZE);
 	lru_add_drain_all();
 	folio = filemap_lock_folio(file->f_mapping, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
@@ -141,14 +148,8 @@ static void rcu_free_cache_splice_move_copies(struct kunit *test)
 	loff_t pos = 0;
 	ssize_t ret;
 	bool stolen;
-	void *data;
 
-	file = rfk_case_file(test, mnt, "spliced");
-	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	memset(data, 0x5a, PAGE_SIZE);
-	ret = kernel_write(file, data, PAGE_SIZE, &pos);
-	KUNIT_ASSERT_EQ(test, ret, PAGE_SIZE);
+	file = write_file(test, mnt, "spliced", PAGE_SIZE, 0x5a);
 	KUNIT_ASSERT_EQ(test, create_pipe_files(pipes, 0), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_fput,
 							pipes[0]), 0);
@@ -210,20 +211,14 @@ static void rcu_free_cache_uncharged_while_waiting(struct kunit *test)
 	bool entered, waiting = false;
 	ino_t charged, waiting_ino = 0;
 	int refs = -1;
-	loff_t pos = 0;
-	void *data;
 
 	if (!IS_ENABLED(CONFIG_MEMCG))
 		kunit_skip(test, "config: CONFIG_MEMCG is off");
 	if (mem_cgroup_disabled())
 		kunit_skip(test, "config: the memory cgroup is disabled at boot");
 
-	file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL), "charged");
-	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, data);
-	memset(data, 0x6b, PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, kernel_write(file, data, PAGE_SIZE, &pos),
-			PAGE_SIZE);
+	file = write_file(test, mm_test_mount(test, "ramfs", NULL), "charged",
+			  PAGE_SIZE, 0x6b);
 	/* No reference of a per-CPU LRU batch: the truncate puts the last */
 	lru_add_drain_all();
 	folio = filemap_get_folio(file->f_mapping, 0);
