@@ -454,6 +454,8 @@ class MultiBoot:
 		functional suites, each of which runs again from debugfs cleanly."""
 		if not self.ok or m.name in self.alone or not self.sch.switched(m.name):
 			return False
+		if getattr(m, 'alt', ''):
+			return False	# a variant: every case it fails, in a boot of its own
 		suites = self.suites_of(m)
 		return bool(suites) and all(s in self.ok for s in suites)
 

@@ -14,12 +14,14 @@ A mutant is one edit of one file of build/tree (a few lines at most), named
 ^C and SIGTERM too; a run killed harder leaves build/mutate/applied.json,
 and the next make mutate restores the file it names first."""
 
+import difflib
 import hashlib
 import json
 import os
 import random
 import re
 import signal
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
@@ -317,6 +319,7 @@ class Mutant:
 	operator: str
 	edits: Dict[int, str]	# 0-based line -> new text
 	races: bool = False
+	alt: str = ''		# a variant: its patch (variants/NAME.patch)
 
 	def apply(self, lines: List[str]) -> List[str]:
 		out = list(lines)
@@ -667,6 +670,103 @@ def all_mutants(patches: List[str], selected: List[str]) -> Tuple[List[Mutant],
 	return mutants, texts
 
 
+# ------------------------------------------------------------ variants
+
+VARIANT_OP = 'variant'
+
+
+def variant_edits(old: List[str], new: List[str], name: str) -> Dict[int, str]:
+	"""Line edits (0-based line -> text) that turn @old into @new without
+	moving a line, as a mutant's: a changed run of lines is written on its
+	first line and the others are emptied; inserted lines go in front of
+	the line after them.  Lines that cannot share a line with others (a
+	preprocessor line, a // comment) make it an Error, but a line that
+	replaces one line."""
+	edits: Dict[int, str] = {}
+	sm = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+	for tag, i1, i2, j1, j2 in sm.get_opcodes():
+		if tag == 'equal':
+			continue
+		added = [x.strip() for x in new[j1:j2] if x.strip()]
+		alone = tag == 'replace' and i2 - i1 == 1 and j2 - j1 == 1
+		if not alone and any(x.startswith('#') or '//' in x for x in added):
+			raise Error(f'variant {name}: a preprocessor line or a // comment among '
+				    'several changed lines cannot be written on one line')
+		if i1 == i2:
+			if i1 >= len(old) or old[i1].lstrip().startswith('#'):
+				raise Error(f'variant {name}: lines inserted before a preprocessor '
+					    'line or at the end of a file')
+			nxt = old[i1]
+			ind = nxt[:len(nxt) - len(nxt.lstrip())]
+			edits[i1] = ind + ' '.join(added + ([nxt.lstrip()] if nxt.strip() else []))
+			continue
+		ind = old[i1][:len(old[i1]) - len(old[i1].lstrip())]
+		edits[i1] = ind + ' '.join(added) if added else ''
+		for k in range(i1 + 1, i2):
+			edits[k] = ''
+	return edits
+
+
+def patched_texts(patch_path: str, texts: Dict[str, List[str]], name: str
+		  ) -> Dict[str, List[str]]:
+	"""The files @patch_path changes, as they are with it applied to
+	@texts (path -> lines, the tree after the series)."""
+	with tempfile.TemporaryDirectory(prefix='mmkunit-variant-') as d:
+		for path, lines in texts.items():
+			os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+			with open(os.path.join(d, path), 'w') as f:
+				f.write('\n'.join(lines))
+		r = sh(['git', 'apply', '--whitespace=nowarn', patch_path], cwd=d, capture=True,
+		       check=False)
+		if r.returncode:
+			raise Error(f'variant {name}: {rel(patch_path)} does not apply to the series: '
+				    f'{(r.stderr or r.stdout).strip().splitlines()[:1]}')
+		out = {}
+		for path in texts:
+			with open(os.path.join(d, path), errors='replace') as f:
+				out[path] = f.read().split('\n')
+		return out
+
+
+def all_variants(patches: List[str], selected: List[str], names: Optional[List[str]],
+		 texts: Dict[str, List[str]]) -> List[Mutant]:
+	"""The alternatives of patches/variants/ (docs/variants.rst) as
+	mutants of operator 'variant', each owned by the patch that wrote the
+	first line it changes: @names, or (None) every one whose owner is
+	among the @selected patches.  @texts gets the files they touch."""
+	if not tree.alternatives():
+		return []
+	commits = patch_commits(patches)
+	base = tree_git(['rev-parse', commits[0] + '^']).stdout.strip() if commits else 'HEAD'
+	owner_of = dict(zip(commits, patches))
+	out: List[Mutant] = []
+	for n in (names if names is not None else tree.alternatives()):
+		alt = tree.alt_patch(n)
+		path_ = tree.patch_file(alt)
+		with open(path_, errors='replace') as f:
+			files = sorted(set(re.findall(r'^diff --git a/\S+ b/(\S+)', f.read(), re.M)))
+		for path in files:
+			if path not in texts:
+				with open(os.path.join(tree.TREE, path), errors='replace') as f:
+					texts[path] = f.read().split('\n')
+		if len(files) != 1:
+			raise Error(f'variant {n}: changes {len(files)} files; a variant is one '
+				    'file\'s change')
+		path = files[0]
+		new = patched_texts(path_, {path: texts[path]}, n)[path]
+		edits = variant_edits(texts[path], new, n)
+		if not edits:
+			raise Error(f'variant {n}: changes nothing in the series\' {path}')
+		first = min(edits)
+		owner = owner_of.get((blame(path, base) + [''] * (first + 1))[first], '')
+		if names is None and owner not in selected:
+			continue
+		out.append(Mutant(name=f'{VARIANT_OP}:{n}', patch=owner or alt, file=path,
+				  line=first + 1, operator=VARIANT_OP, edits=edits,
+				  races=path in RACE_FILES, alt=alt))
+	return out
+
+
 def run_order(mutants: List[Mutant], seed: str) -> List[Mutant]:
 	"""The order mutants run in: patch by patch, a seeded shuffle of each
 	patch's mutants, those of .c files before those of headers (a header
@@ -950,6 +1050,8 @@ def table(data: dict) -> str:
 	and for merged shards (no times, no shard numbers in it)."""
 	rows: Dict[str, Dict[str, int]] = {}
 	order: List[str] = []
+	alts = [m for m in data['mutants'] if m.get('variant')]
+	data = dict(data, mutants=[m for m in data['mutants'] if not m.get('variant')])
 	for m in data['mutants']:
 		pid = patch_id(m['patch'])
 		if pid not in rows:
@@ -1002,7 +1104,25 @@ def table(data: dict) -> str:
 		if m.get('listed_equivalent'):
 			lines.append(f'note: {m["name"]} is listed in patches/mutants-equivalent '
 				     f'but {m["killer"]} killed it: not equivalent')
+	if alts:
+		pinned = sum(1 for m in alts if m['status'] == 'killed')
+		lines += ['', f'variants ({len(alts)}, {pinned} pinning a case): a case that fails '
+			  'on one decides on a choice the seeds leave open']
+		w = max(len(m['name']) for m in alts) - len(VARIANT_OP) - 1
+		for m in alts:
+			lines.append(f'  {m["name"][len(VARIANT_OP) + 1:]:<{w}}  {patch_id(m["patch"])}, '
+				     f'{m.get("run") or "-"}: {variant_state(m)}')
 	return '\n'.join(lines)
+
+
+def variant_state(r: dict) -> str:
+	"""What the result of a variant says: the cases it pins, or why none."""
+	st = r['status']
+	if st == 'killed':
+		return 'PINNED: ' + ', '.join(r.get('killers') or [r['killer']])
+	return {'survived': 'nothing pinned',
+		'not reached': 'nothing pinned, and no case runs its lines',
+		'stillborn': f'does not build: {r.get("reason", "")}'}.get(st, st)
 
 
 def junit(data: dict) -> str:
@@ -1010,8 +1130,28 @@ def junit(data: dict) -> str:
 	failure (with its diff), stillborn / equivalent / not run are skips."""
 	root = ET.Element('testsuites', name='mm-kunit mutate')
 	by: Dict[str, List[dict]] = {}
+	alts = []
 	for m in data['mutants']:
-		by.setdefault(patch_id(m['patch']), []).append(m)
+		if m.get('variant'):
+			alts.append(m)
+		else:
+			by.setdefault(patch_id(m['patch']), []).append(m)
+	if alts:
+		bad = [m for m in alts if m['status'] in ('killed', 'stillborn')]
+		ts = ET.SubElement(root, 'testsuite', name='mutate variants', tests=str(len(alts)),
+				   failures=str(len(bad)), skipped=str(sum(m['status'] == 'not run'
+									   for m in alts)))
+		for m in alts:
+			tc = ET.SubElement(ts, 'testcase', classname='mutate.variants', name=m['name'],
+					   time=f'{m.get("seconds", 0):.1f}')
+			if m in bad:
+				ET.SubElement(tc, 'failure', message=variant_state(m)[:200],
+					      type='pinned' if m['status'] == 'killed' else 'stillborn'
+					      ).text = m['diff']
+			elif m['status'] == 'not run':
+				ET.SubElement(tc, 'skipped', message='not run')
+			else:
+				ET.SubElement(tc, 'system-out').text = variant_state(m)
 	for pid, ms in by.items():
 		ts = ET.SubElement(root, 'testsuite', name=f'mutate {pid}', tests=str(len(ms)),
 				   failures=str(sum(m['status'] in UNKILLED for m in ms)),
@@ -1122,22 +1262,29 @@ def cmd_mutate(args) -> int:
 	shard = parse_shard(args.shard) if args.shard else (1, 1)
 	tree.assemble('series')
 	mutants, texts = all_mutants(series, selected)
-	order = run_order(mutants, args.seed)
+	alt = getattr(args, 'alt', '') or ''
+	names = [] if alt == 'none' or tree.series_mbox() else \
+		([n for n in alt.split(',') if n] if alt else None)
+	variants = all_variants(series, selected, names, texts)
+	order = run_order(mutants, args.seed) + variants
 	mine = shard_of(order, *shard)
 	equivalent = load_equivalent()
-	data = {'format': FORMAT, 'fingerprint': fingerprint(mutants, args.seed), 'seed': args.seed,
+	data = {'format': FORMAT, 'fingerprint': fingerprint(mutants + variants, args.seed),
+		'seed': args.seed,
 		'tree_head': tree_git(['rev-parse', 'HEAD']).stdout.strip(),
 		'patches': [p for p in series if p in selected],
 		'shard': f'{shard[0]}/{shard[1]}', 'shards': [shard[0]], 'shard_count': shard[1],
-		'total_mutants': len(mutants), 'budget_minutes': args.budget,
+		'total_mutants': len(mutants), 'total_variants': len(variants),
+		'budget_minutes': args.budget,
 		'suite': args.filter_glob, 'mode': mode,
 		'complete': False, 'seconds': 0.0, 'mutants': []}
 	results: Dict[str, dict] = {}
-	gen_index = {m.name: k for k, m in enumerate(mutants)}
+	gen_index = {m.name: k for k, m in enumerate(mutants + variants)}
 	for m in mine:
 		results[m.name] = {
 			'name': m.name, 'index': gen_index[m.name], 'patch': m.patch, 'file': m.file, 'line': m.line,
 			'operator': m.operator, 'races': m.races, 'diff': m.diff(texts[m.file]),
+			'variant': m.alt,
 			'status': 'not run', 'killer': '', 'killers': [], 'reason': '', 'seconds': 0.0,
 			'reboots': 0, 'run': '', 'reach': [], 'reused': False,
 			'build_seconds': 0.0, 'guest_seconds': 0.0, 'races_seconds': 0.0}
@@ -1163,6 +1310,8 @@ def cmd_mutate(args) -> int:
 		per_patch[patch_id(m.patch)] = per_patch.get(patch_id(m.patch), 0) + 1
 	info(f'mutate: {len(mutants)} mutants of {len(selected)} patch(es) '
 	     f'({", ".join(f"{p}: {n}" for p, n in per_patch.items()) or "none"})' +
+	     (f'; {len(variants)} variant(s) ({", ".join(m.name[len(VARIANT_OP) + 1:] for m in variants)})'
+	      if variants else '') +
 	     (f'; shard {shard[0]}/{shard[1]}: {len(mine)}' if shard != (1, 1) else '') +
 	     (f'; budget {args.budget:g} min' if budget else '') + f'; seed {args.seed}; MODE={mode}')
 	if not mine:
@@ -1177,10 +1326,12 @@ def cmd_mutate(args) -> int:
 	env = cache_env(mode, args.filter_glob)
 	suites = suites_now()
 	patch_texts: Dict[str, str] = {}
-	for p in {m.patch for m in mine}:
+	for p in {m.patch for m in mine} | {m.alt for m in mine if m.alt}:
 		with open(tree.patch_file(p), errors='replace') as f:
 			patch_texts[p] = f.read()
-	keys = {m.name: schemata.mutant_key(env, patch_texts[m.patch], m, texts[m.file]) for m in mine}
+	keys = {m.name: schemata.mutant_key(env, patch_texts[m.patch] + (patch_texts[m.alt] if m.alt
+									 else ''), m, texts[m.file])
+		for m in mine}
 
 	def reuse(m: Mutant, entry: dict) -> None:
 		r = results[m.name]
@@ -1207,7 +1358,7 @@ def cmd_mutate(args) -> int:
 	sch: Optional[schemata.SchemataRunner] = None
 	times = {'schemata_build': 0.0, 'baseline_guest': 0.0, 'baseline_races': 0.0}
 	if todo and mode == 'schemata':
-		ids = {m.name: gen_index[m.name] + 1 for m in mutants}
+		ids = {m.name: gen_index[m.name] + 1 for m in mutants + variants}
 		sch = schemata.SchemataRunner(runner, mine, texts, ids)
 		with open(os.path.join(runner.logs, 'schemata.log'), 'w') as log:
 			times['schemata_build'] = sch.build(log)
@@ -1279,6 +1430,8 @@ def cmd_mutate(args) -> int:
 		eta = sum(spent) / len(spent) * (len(todo) - done)
 		what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
 			}.get(r['status'], r['status'])
+		if m.alt:
+			what = variant_state(r)
 		info(f'mutate: [{k}/{len(todo)}] {m.name}: {what} ('
 		     + (f'switch {sch.ids[m.name]}' if switched else
 			f'build {o.build_seconds:.0f} s')
@@ -1294,7 +1447,7 @@ def cmd_mutate(args) -> int:
 		if own:
 			runner.baseline(any(m.races for m in own))
 		if sch is not None and per_boot > 1:
-			several = [m for m in todo if sch.switched(m.name) and
+			several = [m for m in todo if sch.switched(m.name) and not m.alt and
 				   sch.reach.get(sch.ids[m.name])]
 			if several:
 				mb = multiboot.MultiBoot(sch, per_boot, runner.logs)
@@ -1373,7 +1526,15 @@ def cmd_mutate(args) -> int:
 	      if mb is not None else '') +
 	     f'; {reused} reused' +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
-	return 1 if any(r['status'] in UNKILLED for r in results.values()) else 0
+	return exit_code(list(results.values()))
+
+
+def exit_code(results: List[dict]) -> int:
+	"""1 when a mutant survived or was not reached (and is not listed as
+	equivalent), or a case is pinned by a variant or one does not build."""
+	bad = any(r['status'] in UNKILLED for r in results if not r.get('variant')) or \
+		any(r['status'] in ('killed', 'stillborn') for r in results if r.get('variant'))
+	return 1 if bad else 0
 
 
 # ------------------------------------------------------------ merge
@@ -1429,4 +1590,4 @@ def cmd_mutate_merge(args) -> int:
 		info(f'mutate-merge: shard(s) {", ".join(map(str, out["missing_shards"]))} of '
 		     f'{out["shard_count"]} missing: their mutants count nowhere')
 	info(f'mutate-merge: {len(paths)} shard file(s) -> {rel(stem)}.txt, .json, -junit.xml')
-	return 1 if any(m['status'] in UNKILLED for m in out['mutants']) else 0
+	return exit_code(out['mutants'])

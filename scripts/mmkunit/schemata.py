@@ -258,6 +258,8 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 			return [], 'outside a function body'
 	op = m.operator
 	edits = m.edits
+	if op == 'variant':
+		return plan_variant(m, lines, offs, codetext, mid)
 	if op in DEL_OPS:
 		out = []
 		for l in sorted(edits):
@@ -330,6 +332,52 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 		# the mutated text on one line, so that no line of the file moves
 		return [Switch(mid, a, b, kind, re.sub(r'\n\s*', ' ', mutated[a:b + delta]))], ''
 	return [], f'operator {op} not switched'
+
+
+def plan_variant(m, lines: List[str], offs: List[int], codetext: str, mid: int
+		 ) -> Tuple[List[Switch], str]:
+	"""The switches of a variant (a patch of patches/variants/ as line
+	edits): each run of changed lines switches the smallest expression or
+	the statements around it, as an expression mutant's single line does."""
+	text = '\n'.join(lines)
+	runs: List[List[int]] = []
+	for l in sorted(m.edits):
+		if runs and l == runs[-1][1] + 1:
+			runs[-1][1] = l
+		else:
+			runs.append([l, l])
+	out: List[Switch] = []
+	for la, lb in runs:
+		src = '\n'.join(lines[la:lb + 1])
+		new = '\n'.join(m.edits.get(k, lines[k]) for k in range(la, lb + 1))
+		p = 0
+		while p < min(len(src), len(new)) and src[p] == new[p]:
+			p += 1
+		s = 0
+		while s < min(len(src), len(new)) - p and src[-1 - s] == new[-1 - s]:
+			s += 1
+		pp, qq = offs[la] + p, offs[la] + len(src) - s
+		while qq > pp and codetext[qq - 1].isspace():
+			qq -= 1
+		if qq > pp and codetext[qq - 1] == '}':
+			return [], 'a block changed'
+		if qq > pp and codetext[qq - 1] == ';':
+			qq -= 1		# the statement it ends, not the next one
+		kind, a, b = segment(codetext, pp, qq)
+		if not kind:
+			return [], 'no expression or statement around the change'
+		lo, hi = min(a, pp), max(b, qq)
+		if text[lo:a].strip() or text[b:hi].strip():
+			return [], 'the change is not inside one expression or statement'
+		mutated = text[:offs[la]] + new + text[offs[la] + len(src):]
+		repl = re.sub(r'\s*\n\s*', ' ', mutated[lo:len(mutated) - (len(text) - hi)]).strip()
+		if kind == 'expr' and not repl:
+			return [], 'an expression deleted'
+		out.append(Switch(mid, a, b, kind, repl))
+	out.sort(key=lambda w: w.start)
+	if any(x.end > y.start for x, y in zip(out, out[1:])):
+		return [], 'its changes share a statement'
+	return out, ''
 
 
 def initialiser(code: List[str], l: int) -> bool:

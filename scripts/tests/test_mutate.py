@@ -756,3 +756,78 @@ class SchemataRun(MutateBase):
 			f.write('\n')
 		self.mutate('--mode=schemata')
 		self.assertFalse(any(m['reused'] for m in self.result()['mutants']))
+
+
+def fake_variant(name, after, old, new):
+	"""patches/variants/NAME.patch text: @old lines of mm/fake.c as it is
+	after the series (@after) replaced by @new."""
+	import difflib
+	lines = after.split('\n')
+	i = next(k for k in range(len(lines)) if lines[k:k + len(old)] == old)
+	changed = lines[:i] + new + lines[i + len(old):]
+	body = '\n'.join(difflib.unified_diff(lines, changed, 'a/mm/fake.c', 'b/mm/fake.c',
+					     lineterm=''))
+	return (f'Subject: [PATCH] variant: {name}\n\n---\n'
+		f'diff --git a/mm/fake.c b/mm/fake.c\n{body}\n')
+
+
+class VariantsRun(SchemataRun):
+	# SchemataRun's own cases run there only
+	test_schemata_equals_each = test_cache = None
+
+	def setUp(self):
+		super().setUp()
+		with open(os.path.join(self.fr.repo, 'patches/fake/0001-mm-fake-change.patch')) as f:
+			added = [l[1:] for l in f.read().split('\n')
+				 if l.startswith('+') and not l.startswith('+++')]
+		after = FAKE_C + '\n'.join(added) + '\n'
+		vd = os.path.join(self.fr.repo, 'patches', 'variants')
+		os.makedirs(vd)
+		# x == max returns max, which is x: nothing can pin it
+		with open(os.path.join(vd, 'fake-clamp-ge.patch'), 'w') as f:
+			f.write(fake_variant('clamp-ge', after, ['\tif (x > max)'], ['\tif (x >= max)']))
+		# counts twice: fake.adds decides on it (a case that pins)
+		with open(os.path.join(vd, 'fake-add-twice.patch'), 'w') as f:
+			f.write(fake_variant('add-twice', after, ['\ts->count++;'],
+					     ['\ts->count++;', '\t/* again */', '\ts->count++;']))
+
+	def variants(self):
+		return {m['name']: m for m in self.result()['mutants'] if m.get('variant')}
+
+	# the variants of the selected patches run with the mutants, switched
+	# in the schemata kernel and built on their own in MODE=each, with the
+	# same verdicts; a case that fails on one is pinned, reported apart
+	# from the per-patch table, in the JUnit, and in the exit code
+	def test_variants_run_with_the_mutants(self):
+		for mode, run in (('schemata', 'switched'), ('each', 'build')):
+			r = self.mutate(f'--mode={mode}', '--fresh')
+			self.assertEqual(r.returncode, 1)
+			v = self.variants()
+			self.assertEqual({n: (m['status'], m['run']) for n, m in v.items()},
+					 {'variant:fake-clamp-ge': ('survived', run),
+					  'variant:fake-add-twice': ('killed', run)}, mode)
+			self.assertIn('adds', v['variant:fake-add-twice']['killer'])
+			text = self.text('results')
+			self.assertIn('variants (2, 1 pinning a case)', text)
+			self.assertRegex(text, r'fake-add-twice +fake/0001, \w+: PINNED: \S*adds')
+			self.assertRegex(text, r'fake-clamp-ge +fake/0001, \w+: nothing pinned')
+			self.assertNotIn('variant:', text.split('variants (')[0])
+			root = ET.parse(os.path.join(self.out, 'results-junit.xml')).getroot()
+			ts = next(t for t in root if t.get('name') == 'mutate variants')
+			self.assertEqual(ts.get('failures'), '1')
+			self.assertTrue(self.tree_clean())
+		# ALT=none: no variant
+		self.mutate('--mode=schemata', '--alt=none')
+		self.assertEqual(self.variants(), {})
+		self.assertEqual(self.result()['total_variants'], 0)
+
+	# the exit code: a pinned case or a variant that does not build is a
+	# failure like a survivor; a variant that pins nothing is not
+	def test_exit_code(self):
+		killed = {'status': 'killed', 'variant': ''}
+		self.assertEqual(mutate.exit_code([killed]), 0)
+		self.assertEqual(mutate.exit_code([killed, {'status': 'survived', 'variant': 'v'}]), 0)
+		self.assertEqual(mutate.exit_code([killed, {'status': 'not reached', 'variant': 'v'}]), 0)
+		self.assertEqual(mutate.exit_code([killed, {'status': 'killed', 'variant': 'v'}]), 1)
+		self.assertEqual(mutate.exit_code([killed, {'status': 'stillborn', 'variant': 'v'}]), 1)
+		self.assertEqual(mutate.exit_code([{'status': 'survived', 'variant': ''}]), 1)

@@ -281,6 +281,145 @@ class TestSwitching(unittest.TestCase):
 		self.assertEqual(schemata.error_ids('mm/b.c:3:1: error: y\n', cover), (set(), True))
 
 
+# Variants (patches/variants/) on a sample: each is the sample with a few
+# lines changed, as a posted alternative would change them
+VSAMPLE = r"""#include "stub.h"
+#define LIMIT 4
+struct box { int a; };
+
+int hold(struct st *s, int i)
+{
+	if (s->flag != 1)
+		return 0;
+	return i < s->count;
+}
+
+int step(struct st *s, int v)
+{
+	if (v > LIMIT)
+		return pick(v, s->sum);
+	s->sum += v;
+	return s->sum < 8;
+}
+"""
+
+VDRIVER = r"""#include "stub.h"
+int hold(struct st *s, int i);
+int step(struct st *s, int v);
+int pick(int order, int v) { return order * 10 + v; }
+void note(struct st *s, int v) { }
+int main(void)
+{
+	for (int v = 0; v < 7; v++) {
+		struct st s = { .flag = v & 1, .count = 3, .sum = v };
+
+		printf("%d %d %d %d\n", v, hold(&s, v), step(&s, v), s.sum);
+	}
+	return 0;
+}
+"""
+
+# name -> (old lines, new lines) replaced in VSAMPLE
+VARIANTS = {
+	'delete-if': (['\tif (s->flag != 1)', '\t\treturn 0;'], []),
+	'insert-stmts': (['\ts->sum += v;'],
+			 ['\t/* twice */', '\tif (v == 2) {', '\t\ts->sum += 100;', '\t}',
+			  '\ts->sum += v;']),
+	'return-expr': (['\treturn s->sum < 8;'], ['\treturn s->sum <= 8;']),
+	'one-to-two': (['\t\treturn pick(v, s->sum);'], ['\t\treturn pick(v,', '\t\t\t    s->sum + 1);']),
+	'define': (['#define LIMIT 4'], ['#define LIMIT 5']),
+	'struct': (['struct box { int a; };'], ['struct box { int a; int b; };']),
+}
+
+
+def vapply(text, old, new):
+	lines = text.split('\n')
+	i = next(k for k in range(len(lines)) if lines[k:k + len(old)] == old)
+	return lines[:i] + new + lines[i + len(old):]
+
+
+class TestVariants(unittest.TestCase):
+	@classmethod
+	def setUpClass(cls):
+		cls.tmp = tempfile.TemporaryDirectory()
+		d = cls.d = cls.tmp.name
+		for name, text in (('stub.h', STUB), ('vdriver.c', VDRIVER)):
+			with open(os.path.join(d, name), 'w') as f:
+				f.write(text)
+		os.makedirs(os.path.join(d, 'linux'))
+		with open(os.path.join(d, 'linux', 'mm_mutant.h'), 'w') as f:
+			f.write('extern unsigned int mm_mutant_active;\n'
+				'static inline int mm_mutant_on(unsigned int id) '
+				'{ return id == mm_mutant_active; }\n')
+		cls.lines = VSAMPLE.split('\n')
+		cls.vs, cls.news = [], {}
+		for k, (name, (old, new)) in enumerate(VARIANTS.items()):
+			cls.news[name] = vapply(VSAMPLE, old, new)
+			edits = mutate.variant_edits(cls.lines, cls.news[name], name)
+			cls.vs.append(mutate.Mutant(name=f'variant:{name}', patch='s/0001-s.patch',
+						    file='mm/v.c', line=min(edits) + 1, operator='variant',
+						    edits=edits, alt=f'variants/{name}.patch'))
+		# the mutants of the same lines too: variants nest with them
+		cls.ms = mutate.generate('s/0001-s.patch', 'mm/v.c', cls.lines,
+					 set(range(len(cls.lines))))
+		cls.ids = {m.name: k + 1 for k, m in enumerate(cls.ms + cls.vs)}
+		cls.text, _cover, cls.own = schemata.switch_file(cls.ms + cls.vs, cls.lines, cls.ids)
+		with open(os.path.join(d, 'switched.c'), 'w') as f:
+			f.write('#include <stdlib.h>\n' + cls.text +
+				'\nunsigned int mm_mutant_active;\n'
+				'__attribute__((constructor)) static void mm_mutant_init(void)\n'
+				'{ const char *e = getenv("MM_MUTANT"); '
+				'mm_mutant_active = e ? atoi(e) : 0; }\n')
+		r = gcc(d, 'switched', ['vdriver.c', 'switched.c'])
+		assert r.returncode == 0, r.stderr + cls.text
+
+	@classmethod
+	def tearDownClass(cls):
+		cls.tmp.cleanup()
+
+	def prog(self, name, lines=None, active=0):
+		if lines is not None:
+			with open(os.path.join(self.d, name + '.c'), 'w') as f:
+				f.write('\n'.join(lines))
+			r = gcc(self.d, name, ['vdriver.c', name + '.c'])
+			self.assertEqual(r.returncode, 0, r.stderr)
+		return subprocess.run([os.path.join(self.d, name)], capture_output=True, text=True,
+				      env=dict(os.environ, MM_MUTANT=str(active)), timeout=10).stdout
+
+	# a change written on one line keeps every line where it was
+	def test_edits_move_no_line(self):
+		for v in self.vs:
+			self.assertEqual(len(v.apply(self.lines)), len(self.lines), v.name)
+		ins = next(v for v in self.vs if v.name == 'variant:insert-stmts')
+		self.assertEqual(list(ins.edits.values()),
+				 ['\t/* twice */ if (v == 2) { s->sum += 100; } s->sum += v;'])
+		with self.assertRaisesRegex(Exception, 'preprocessor'):
+			mutate.variant_edits(['int a;', 'int b;'], ['#if X', 'int a;', '#endif', 'int b;'],
+					     'x')
+
+	# a #define and a struct keep their own build; the other four are
+	# switched; with no active id the switched program is the sample
+	def test_switched_or_own(self):
+		self.assertEqual({n: w for n, w in self.own.items() if n.startswith('variant:')},
+				 {'variant:define': 'a #define', 'variant:struct': 'outside a function body'})
+		self.assertEqual(self.prog('switched'), self.prog('orig', self.lines))
+
+	# with its id, a switched variant is the sample with the variant's
+	# lines as the patch writes them, and its edits (MODE=each) are too
+	def test_active_variant_is_the_patch(self):
+		checked = 0
+		for v in self.vs:
+			want = self.prog('patched', self.news[v.name[len('variant:'):]])
+			self.assertEqual(self.prog('each', v.apply(self.lines)), want, v.name)
+			if v.name in self.own:
+				continue
+			got = self.prog('switched', active=self.ids[v.name])
+			self.assertEqual(got, want, v.name)
+			self.assertNotEqual(got, self.prog('switched'), v.name)
+			checked += 1
+		self.assertEqual(checked, 4)
+
+
 class TestReach(unittest.TestCase):
 	# the lines the switch prints after each suite: per id, its suites
 	def test_parse_reach(self):
