@@ -15,6 +15,7 @@ A mutant is one edit of one file of build/tree (a few lines at most), named
 and the next make mutate restores the file it names first."""
 
 import difflib
+import fnmatch
 import hashlib
 import json
 import os
@@ -1268,6 +1269,11 @@ def cmd_mutate(args) -> int:
 	variants = all_variants(series, selected, names, texts)
 	order = run_order(mutants, args.seed) + variants
 	mine = shard_of(order, *shard)
+	only = [g for g in (getattr(args, 'only', '') or '').split(',') if g]
+	if only:
+		mine = [m for m in mine if any(fnmatch.fnmatchcase(m.name, g) for g in only)]
+		if not mine:
+			raise Error(f'MUTANTS={args.only}: no mutant of the selection has such a name')
 	equivalent = load_equivalent()
 	data = {'format': FORMAT, 'fingerprint': fingerprint(mutants + variants, args.seed),
 		'seed': args.seed,

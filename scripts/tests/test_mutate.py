@@ -595,6 +595,17 @@ class MutateRun(MutateBase):
 		self.assertEqual(r.returncode, 2)
 		self.assertIn('different suites', r.stderr)
 
+	# MUTANTS=: only the mutants whose names match, in the run order; a
+	# glob that matches none is an error, not an empty pass
+	def test_only(self):
+		self.mutate('--only=*:mm/fake.c:5:*,*:mm/fake.c:6:*')
+		names = [m['name'] for m in self.result()['mutants']]
+		self.assertTrue(names)
+		self.assertTrue(all(':mm/fake.c:5:' in n or ':mm/fake.c:6:' in n for n in names), names)
+		r = self.fr.run('mutate', '--only=nosuch*', timeout=300)
+		self.assertEqual(r.returncode, 2)
+		self.assertIn('no mutant of the selection has such a name', r.stderr)
+
 	# BUDGET: stops cleanly before a mutant that would not fit, says so,
 	# and the report counts the rest as not run
 	def test_budget_stops_cleanly(self):
