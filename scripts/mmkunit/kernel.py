@@ -152,11 +152,14 @@ class Boot:
 
 
 def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str],
-	 extra: List[str], timeout: int, log: TextIO, echo: bool = True) -> Boot:
+	 extra: List[str], timeout: int, log: TextIO, echo: bool = True,
+	 stop_on_splat: bool = False) -> Boot:
 	"""kunit.py exec of the kernel in @build_dir; its test.log and
 	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
 	(a second boot of the same kernel), the build dir's own test.log is
-	kept as it was."""
+	kept as it was.  With @stop_on_splat the guest is stopped a few
+	seconds after the first splat line (make mutate: a splat kills the
+	mutant whatever follows)."""
 	if not os.path.isfile(os.path.join(build_dir, image())):
 		raise Error(f'{name}: no kernel in {rel(build_dir)} (its build failed or never ran)')
 	jsonpath = os.path.join(stage_dir, 'results.json')
@@ -172,7 +175,8 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 		r = proc.run(kunit_cmd(tree, 'exec', build_dir, configs, 0,
 				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
 			     cwd=tree, env=ccache_env(), log=log, echo=echo, timeout=timeout + 120,
-			     label=f'{name}: guest running')
+			     label=f'{name}: guest running',
+			     stop_on=is_splat_line if stop_on_splat else None)
 	finally:
 		if stage_dir != build_dir:
 			if os.path.exists(own_log):
@@ -219,14 +223,22 @@ def qemu_cmd(kernel: str, initrd: str, append: str, mem_mb: int = 3072,
 		'-kernel', kernel, '-initrd', initrd, '-append', append]
 
 
+def is_splat_line(line: str) -> bool:
+	"""A console line that judge.scan_splats() counts as a splat."""
+	from . import judge
+	return bool(judge.scan_splats([line]))
+
+
 def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0,
-		   stall: float = 0, stall_on: str = '', label: str = '') -> proc.Result:
+		   stall: float = 0, stall_on: str = '', label: str = '',
+		   stop_on=None) -> proc.Result:
 	"""Run a QEMU command (qemu_cmd) with its console in @console; with
 	@stall, a console without a line (holding @stall_on) that long stops
-	it too (proc.run())."""
+	it too, and a line @stop_on says yes to a few seconds later
+	(proc.run())."""
 	with open(console, 'w') as logf:
 		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice,
-				stall=stall or None, stall_on=stall_on, label=label)
+				stall=stall or None, stall_on=stall_on, label=label, stop_on=stop_on)
 
 
 def pack_initramfs(root: str, init: str, cpio: str) -> str:

@@ -296,6 +296,42 @@ def parse_console(lines: List[str]) -> Console:
 	return out
 
 
+class Stopper:
+	"""proc.run()'s stop_on for a boot of several: yes at a splat line
+	(it kills the mutant it comes in, or dirties the boot), and at a case
+	failure that KUnit prints while a mutant's suite runs (a case the
+	baseline does not fail: it kills the mutant).  What comes after either
+	cannot change the verdict, so the host need not wait for it."""
+
+	def __init__(self, base_fail: Set[str]):
+		self.base_fail = base_fail
+		self.splats = 'guest.splat' not in base_fail
+		self.mutant = 0		# the id of the mutant span the console is in
+		self.running = ''	# its suite running
+
+	def __call__(self, raw: str) -> bool:
+		line = judge.strip_console_prefix(raw.replace('\r', ''))
+		at = line.find(MARK)
+		if at >= 0:
+			w = line[at + len(MARK):].split() + ['']
+			if w[0] == 'begin' and w[1].isdigit():
+				self.mutant, self.running = int(w[1]), ''
+			elif w[0] in ('check', 'dirty', 'end', 'end-check'):
+				self.mutant, self.running = 0, ''
+			elif w[0] == 'suite':
+				self.running = w[1]
+			elif w[0] == 'results':
+				self.running = ''
+			return False
+		if self.splats and judge.scan_splats([line]):
+			return True
+		m = FAILED_RE.match(line)
+		if not (m and self.mutant > 0 and self.running):
+			return False
+		name = f'{self.running}.{m.group(1)}'
+		return not any(b == name or b.startswith(name + '.') for b in self.base_fail)
+
+
 # ------------------------------------------------------------ judging
 
 def has_result(ktap: List[str], suite: str) -> bool:
@@ -350,13 +386,14 @@ class Verdict:
 
 
 def decide(con: Console, ids: List[int], judge_span: Callable[[Span], Dict[str, str]],
-	   stalled: bool, timed_out: bool, boot_seconds: float) -> Dict[int, Verdict]:
+	   stalled: bool, timed_out: bool, boot_seconds: float, stopped: bool = False
+	   ) -> Dict[int, Verdict]:
 	"""Per id of the boot's plan, its verdict (see Verdict).
 
 	@judge_span gives the new failures (beyond the baseline's) of a
 	mutant's span; @stalled: no marker came for the mutant timeout (a
-	hang), @timed_out: the boot was stopped (stalled or past its overall
-	limit)."""
+	hang), @timed_out: the boot was stopped (stalled, past its overall
+	limit, or @stopped: at a splat or a failing case, see Stopper)."""
 	out: Dict[int, Verdict] = {}
 	seg: List[Tuple[int, Span]] = []	# survivors since the last passed check
 
@@ -381,7 +418,7 @@ def decide(con: Console, ids: List[int], judge_span: Callable[[Span], Dict[str, 
 		if sp.id in out or sp.id not in ids:
 			break			# a plan the boot did not follow
 		if not sp.ended:
-			if timed_out and not stalled and not judge.scan_splats(sp.text()):
+			if timed_out and not stalled and not stopped and not judge.scan_splats(sp.text()):
 				# past the boot's overall limit, still printing: not a hang
 				out[sp.id] = Verdict('alone', why='the boot ran out of time in it', span=sp)
 				seg.clear()
@@ -465,8 +502,15 @@ class MultiBoot:
 					   f'no progress for {self.stall()} s, or a crash')
 		return {k: v for k, v in base.failed(cases).items() if k not in self.sch.base_fail}
 
+	def stall_for(self, plan: List[Tuple[int, List[str]]]) -> int:
+		"""A hang in a boot of @plan: no marker for four times the longest
+		of its suites in the debugfs baseline and a minute, at most the
+		mutant timeout."""
+		longest = max((self.seconds.get(s, 60.0) for _, sts in plan for s in sts), default=60.0)
+		return int(min(self.stall(), 4 * longest + 60))
+
 	def boot(self, plan: List[Tuple[int, List[str]]], tag: str, every: int, stop: bool,
-		 timeout: float):
+		 timeout: float, stall: int = 0):
 		"""One boot of @plan: (the console split, proc.Result, its path)."""
 		from . import kernel
 		root = os.path.join(self.work, 'root')
@@ -482,8 +526,12 @@ class MultiBoot:
 		path = os.path.join(self.logs, f'multiboot-{tag}.log')
 		# a hang: no marker for the mutant timeout (a guest that keeps
 		# printing stall reports is hung all the same)
-		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=self.stall(), stall_on=MARK,
-					  label=f'mutate: boot {tag} of several mutants')
+		# a splat, or a case failing in a mutant's span, decides: nothing
+		# after it counts, so the guest is stopped soon after
+		stop = None if tag == 'baseline' else Stopper(self.sch.base_fail)
+		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
+					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
+					  stop_on=stop)
 		with open(path, errors='replace') as f:
 			lines = f.readlines()
 		self.boots += 1
@@ -543,8 +591,10 @@ class MultiBoot:
 			by_id = {sch.ids[m.name]: m for m in batch}
 			est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in sts)) for _, sts in plan)
 			tag = f'{self.boots + 1:03d}'
-			con, r, path = self.boot(plan, tag, CHECK_EVERY, True, self.stall() + 60 + 10 * est)
-			out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds)
+			con, r, path = self.boot(plan, tag, CHECK_EVERY, True, self.stall() + 60 + 10 * est,
+						 self.stall_for(plan))
+			out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds,
+				     bool(r.stopped_on))
 			began = [i for i, v in out.items() if v.span is not None]
 			share = r.seconds / max(1, len(began))
 			progress = False

@@ -942,13 +942,17 @@ class Runner:
 		return kernel.build('mutate', tree.TREE, self.build_dir, self.configs, self.jobs, log,
 				    echo=False)
 
-	def boot(self, races: bool, log) -> Tuple[List[dict], float]:
+	def boot(self, races: bool, log, mutant: bool = False) -> Tuple[List[dict], float]:
+		"""A boot of the tree as built; @mutant: a mutant's (not the
+		baseline's), stopped soon after a splat when the baseline has none."""
 		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
 			 else ['--filter=speed>slow'] + ([self.glob] if self.glob else []))
 		timeout = (self.race_timeout if races else self.timeout) or 600
+		base = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
-				timeout, log, echo=False)
+				timeout, log, echo=False,
+				stop_on_splat=mutant and 'guest.splat' not in (base or ()))
 		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, self.groups, self.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
@@ -1007,7 +1011,7 @@ class Runner:
 			o.status = 'stillborn'
 			o.reason = compile_error(log.name) or str(e).splitlines()[0]
 			return o
-		cases, o.guest_seconds = self.boot(False, log)
+		cases, o.guest_seconds = self.boot(False, log, True)
 		if not any(not c['name'].startswith('guest.') for c in cases):
 			# No case ran: a boot that died before the suites.  Under
 			# TCG on a loaded host that happens without any mutant
@@ -1017,12 +1021,12 @@ class Runner:
 			log.write(f'mutate: no case ran ({", ".join(sorted(first))}); booting again\n')
 			info(f'mutate: {m.name}: no case ran in the guest '
 			     f'({first.get("guest.splat", "") or ", ".join(sorted(first))}); booting again')
-			cases, again = self.boot(False, log)
+			cases, again = self.boot(False, log, True)
 			o.guest_seconds += again
 			o.reboots = 1
 		kills = {k: v for k, v in self.failed(cases).items() if k not in self.base_fail}
 		if not kills and m.races and self.base_race_fail is not None:
-			cases, o.races_seconds = self.boot(True, log)
+			cases, o.races_seconds = self.boot(True, log, True)
 			kills = {k: v for k, v in self.failed(cases).items()
 				 if k not in self.base_race_fail}
 		if kills:

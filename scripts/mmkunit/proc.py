@@ -74,6 +74,7 @@ class Result:
 	timed_out: bool = False
 	tail: str = ''		# its last lines of output
 	stalled: bool = False	# timed out because it was silent for @stall seconds
+	stopped_on: str = ''	# the line @stop_on matched, when that stopped it
 
 	@property
 	def ok(self) -> bool:
@@ -88,15 +89,18 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 	log: Optional[TextIO] = None, echo: bool = True, timeout: Optional[float] = None,
 	label: str = '', progress: Optional[Callable[[], str]] = None,
 	stdin=subprocess.DEVNULL, nice: int = 0, stall: Optional[float] = None,
-	stall_on: str = '') -> Result:
+	stall_on: str = '', stop_on: Optional[Callable[[str], bool]] = None,
+	stop_grace: float = 5.0) -> Result:
 	"""Run @cmd in a new process group; its output goes to @log (and to our
 	stdout with @echo).  After @timeout seconds the group is killed and the
 	result says timed_out.  With @label, a line "LABEL, N s elapsed
 	(PROGRESS)" is printed whenever the child was silent for
 	MMKUNIT_HEARTBEAT seconds (60).  With @stall, the group is killed as
 	well when it printed nothing for @stall seconds (timed_out and stalled
-	in the result); with @stall_on, only a line holding that text counts.  Any exception (^C, SIGTERM) kills the group before it
-	propagates."""
+	in the result); with @stall_on, only a line holding that text counts.
+	With @stop_on, the first line for which it is true stops the group
+	@stop_grace seconds later (timed_out, and stopped_on names the line).
+	Any exception (^C, SIGTERM) kills the group before it propagates."""
 	full_env = dict(os.environ, **(env or {}))
 	if log:
 		log.write('$ ' + ' '.join(shlex.quote(c) for c in cmd) + '\n')
@@ -112,6 +116,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 	last_line = t0		# the heartbeat does not count as output for @stall
 	tail: List[str] = []
 	timed_out = stalled = False
+	stop_at: Optional[float] = None
+	stopped_on = ''
 	buf = b''
 	try:
 		sel = selectors.DefaultSelector()
@@ -125,6 +131,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 				waits.append(max(0.05, last_out + beat - now))
 			if stall:
 				waits.append(max(0.05, last_line + stall - now))
+			if stop_at is not None:
+				waits.append(max(0.05, stop_at - now))
 			if sel.select(timeout=min(waits)):
 				chunk = os.read(p.stdout.fileno(), 65536)
 				if not chunk:
@@ -140,6 +148,9 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 					tail = (tail + [line])[-40:]
 					if stall_on in line:
 						last_line = time.monotonic()
+					if stop_on is not None and stop_at is None and stop_on(line):
+						stop_at = time.monotonic() + stop_grace
+						stopped_on = line.rstrip('\n')
 				if lines:
 					if log:
 						log.flush()
@@ -152,6 +163,9 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 				break
 			if stall and now - last_line > stall:
 				timed_out = stalled = True
+				break
+			if stop_at is not None and now > stop_at:
+				timed_out = True
 				break
 			if beat and now - last_out >= beat:
 				extra = progress() if progress else ''
@@ -169,4 +183,5 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 		_groups.discard(p.pid)
 		p.stdout.close()
 	return Result(cmd=cmd, rc=rc, seconds=time.monotonic() - t0, timed_out=timed_out,
-		      tail=''.join(tail), stalled=stalled)
+		      tail=''.join(tail), stalled=stalled, stopped_on=stopped_on if timed_out and
+		      not stalled else '')

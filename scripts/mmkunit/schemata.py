@@ -863,13 +863,15 @@ class SchemataRunner:
 		but recording); (judged cases, guest seconds, the boot)."""
 		from . import judge, kernel, stages
 		base = self.base
-		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
+		extra = (['--filter=speed=slow', glob or stages.RACE_GLOB] if races
 			 else ['--filter=speed>slow'] + ([glob] if glob else
 							  ([base.glob] if base.glob else [])))
 		extra.append(f'--kernel_args=mm_mutant={active}')
 		timeout = (base.race_timeout if races else base.timeout) or 600
+		fails = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),
-				extra, timeout, log, echo=False)
+				extra, timeout, log, echo=False,
+				stop_on_splat=active > 0 and 'guest.splat' not in (fails or ()))
 		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, base.groups, base.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
@@ -925,7 +927,9 @@ class SchemataRunner:
 		i = self.ids[m.name]
 		race = self.race_reach.get(i, set()) if m.races else set()
 		if not kills and race and self.base_race_fail is not None:
-			cases, o.races_seconds, _b = self.boot(True, i, log)
+			# the one race suite that reaches it, or all of them
+			cases, o.races_seconds, _b = self.boot(True, i, log,
+							       next(iter(race)) if len(race) == 1 else '')
 			kills = {k: v for k, v in base.failed(cases).items()
 				 if k not in self.base_race_fail}
 		if kills:

@@ -301,6 +301,65 @@ class TestStall(unittest.TestCase):
 			     echo=False, timeout=60, stall=1)
 		self.assertTrue(r.ok and not r.stalled)
 
+	# proc.run(stop_on=): the first line it says yes to stops the child
+	# stop_grace seconds later, neither stalled nor at the overall limit
+	def test_stop_on(self):
+		from mmkunit import proc
+		r = proc.run(['sh', '-c', 'echo a; echo STOP; echo b; sleep 30'], echo=False,
+			     timeout=60, stop_on=lambda ln: 'STOP' in ln, stop_grace=0.5)
+		self.assertTrue(r.timed_out and not r.stalled)
+		self.assertEqual(r.stopped_on, 'STOP')
+		self.assertLess(r.seconds, 20)
+		r = proc.run(['sh', '-c', 'echo a; echo STOP'], echo=False, timeout=60,
+			     stop_on=lambda ln: 'STOP' in ln, stop_grace=5)
+		self.assertTrue(r.ok and r.stopped_on == '')
+
+	# the Stopper of a boot of several: a splat anywhere; a case failure
+	# only inside a mutant's suite, and not one the baseline fails
+	def test_stopper(self):
+		st = multiboot.Stopper({'rcu_free_grace.known.param'})
+		lines = [f'{MARK} ready 2', '    # lazyfree_thp_x: EXPECTATION FAILED at a.c:1',
+			 f'{MARK} begin 7 0.1', f'{MARK} suite rcu_free_grace 0.2',
+			 '[    1.0] rcu: something', '    # known: EXPECTATION FAILED at a.c:2',
+			 f'{MARK} results rcu_free_grace 3.0',
+			 '    # other: EXPECTATION FAILED at a.c:3', f'{MARK} end 7 0 3.1',
+			 f'{MARK} check 3.2', f'{MARK} suite rcu_free_grace 3.3',
+			 '    # other: ASSERTION FAILED at a.c:3']
+		self.assertEqual([st(ln + '\n') for ln in lines], [False] * len(lines))
+		st = multiboot.Stopper(set())
+		self.assertFalse(st(f'{MARK} begin 8 0.1'))
+		self.assertFalse(st(f'{MARK} suite rcu_free_grace 0.2'))
+		self.assertTrue(st('    # other: ASSERTION FAILED at a.c:3\r\n'))
+		self.assertTrue(multiboot.Stopper(set())('[    2.5] BUG: unable to handle page fault'))
+		self.assertFalse(multiboot.Stopper({'guest.splat'})('[    2.5] WARNING: CPU: 0 PID: 1'))
+
+	# a mutant stopped at its failing case is killed by that case (and the
+	# stopped guest), not sent to a boot of its own as a boot out of time
+	def test_decide_stopped(self):
+		lines = [f'{MARK} ready 1', f'{MARK} begin 3 0.1', f'{MARK} suite lazyfree_thp 0.2',
+			 '    # lazyfree_thp_case: EXPECTATION FAILED at a.c:1']
+		con = multiboot.parse_console([ln + '\n' for ln in lines])
+
+		def judge_span(sp):
+			cases, _w = multiboot.span_cases(sp, mini_parse, [], {})
+			return mutate.Runner.failed(cases)
+		out = multiboot.decide(con, [3], judge_span, False, True, 5.0, True)
+		self.assertEqual(out[3].what, 'killed')
+		self.assertIn('lazyfree_thp.lazyfree_thp_case', out[3].kills)
+		out = multiboot.decide(con, [3], judge_span, False, True, 5.0, False)
+		self.assertEqual(out[3].what, 'alone')
+
+	# the hang bound of a boot: four times its longest suite and a minute,
+	# at most the mutant timeout
+	def test_stall_for(self):
+		mb = multiboot.MultiBoot(FakeSchemata(2), 4, '/nonexistent')
+		mb.seconds = {'lazyfree_thp': 5.0, 'rcu_free_grace': 20.0}
+		mb.sch.base.timeout = 300
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp'])]), 80)
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 140)
+		mb.sch.base.timeout = 100
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 100)
+
 
 class FakeBase:
 	groups, expected, timeout, glob = [], {}, 60, ''
@@ -356,7 +415,7 @@ class TestRun(unittest.TestCase):
 		mb.parse = mini_parse
 		plans = []
 
-		def boot(plan, tag, every, stop, timeout):
+		def boot(plan, tag, every, stop, timeout, stall=0):
 			plans.append([i for i, _ in plan])
 			first = len(plans) == 1
 			lines = simulate(plan, every=3, fail=[2, 9], crash=[4],
@@ -365,7 +424,8 @@ class TestRun(unittest.TestCase):
 			with open(path, 'w') as f:
 				f.writelines(lines)
 			mb.boots += 1
-			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0})
+			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
+					  'stopped_on': ''})
 			self.assertTrue(first or plan[0][0] != 1)
 			return multiboot.parse_console(lines), r, path
 
@@ -402,7 +462,7 @@ class TestConclude(unittest.TestCase):
 		booted = []
 
 		def boot(races, active, log, glob=''):
-			booted.append((races, active))
+			booted.append((races, active) + ((glob,) if races else ()))
 			return [{'name': 'lockless_read_race.x', 'status': 'FAIL', 'verdict': 'fail',
 				 'reason': 'kunit: FAIL'}], 7.0, None
 		sch.boot = boot
@@ -412,7 +472,7 @@ class TestConclude(unittest.TestCase):
 		self.assertEqual((o.status, o.killer, booted), ('killed', 'lazyfree_thp.c', []))
 		o = sch.conclude(b, mutate.Outcome('survived'), {}, None)
 		self.assertEqual((o.status, o.killer, o.races_seconds), ('killed', 'lockless_read_race.x', 7.0))
-		self.assertEqual(booted, [(True, 2)])
+		self.assertEqual(booted, [(True, 2, 'lockless_read_race')])
 
 
 if __name__ == '__main__':
