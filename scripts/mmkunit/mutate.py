@@ -1435,8 +1435,9 @@ def cmd_mutate(args) -> int:
 		spent.append(r['seconds'])
 		done += 1
 		finish(False)		# results so far, for a run killed hard
-		counts = {s: sum(1 for x in results.values() if x['status'] == s)
+		counts = {s: sum(1 for x in results.values() if x['status'] == s and not x['variant'])
 			  for s in STATUSES}
+		pinned = sum(1 for x in results.values() if x['variant'] and x['status'] == 'killed')
 		eta = sum(spent) / len(spent) * (len(todo) - done)
 		what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
 			}.get(r['status'], r['status'])
@@ -1449,7 +1450,9 @@ def cmd_mutate(args) -> int:
 		     + (f', races {o.races_seconds:.0f} s' if o.races_seconds else '')
 		     + f'); {counts["killed"]} killed, {counts["survived"]} survived, '
 		     + (f'{counts["not reached"]} not reached, ' if sch else '')
-		     + f'{counts["stillborn"]} stillborn; ETA {fmt_time(eta)}'
+		     + f'{counts["stillborn"]} stillborn'
+		     + (f', {pinned} variant(s) pinning a case' if m.alt or pinned else '')
+		     + f'; ETA {fmt_time(eta)}'
 		     + (f' (budget left {fmt_time(max(0, budget - (time.monotonic() - t0)))})'
 			if budget else ''))
 
