@@ -243,6 +243,18 @@ def segment(code: str, p: int, q: int) -> Tuple[str, int, int]:
 	return 'stmt', a, b
 
 
+def common_ends(src: str, new: str) -> Tuple[int, int]:
+	"""The lengths of the start and of the end that @src and @new share
+	(not overlapping): what lies between is the change."""
+	p = 0
+	while p < min(len(src), len(new)) and src[p] == new[p]:
+		p += 1
+	s = 0
+	while s < min(len(src), len(new)) - p and src[-1 - s] == new[-1 - s]:
+		s += 1
+	return p, s
+
+
 def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 	 in_macro: List[bool], offs: List[int], codetext: str, mid: int
 	 ) -> Tuple[List[Switch], str]:
@@ -318,12 +330,7 @@ def plan(m, lines: List[str], code: List[str], funcs: List[Tuple[int, int]],
 	if op in EXPR_OPS and len(edits) == 1:
 		(l, new), = edits.items()
 		src = lines[l]
-		p = 0
-		while p < min(len(src), len(new)) and src[p] == new[p]:
-			p += 1
-		s = 0
-		while s < min(len(src), len(new)) - p and src[-1 - s] == new[-1 - s]:
-			s += 1
+		p, s = common_ends(src, new)
 		kind, a, b = segment(codetext, offs[l] + p, offs[l] + len(src) - s)
 		if not kind:
 			return [], 'no expression or statement around the change'
@@ -350,12 +357,7 @@ def plan_variant(m, lines: List[str], offs: List[int], codetext: str, mid: int
 	for la, lb in runs:
 		src = '\n'.join(lines[la:lb + 1])
 		new = '\n'.join(m.edits.get(k, lines[k]) for k in range(la, lb + 1))
-		p = 0
-		while p < min(len(src), len(new)) and src[p] == new[p]:
-			p += 1
-		s = 0
-		while s < min(len(src), len(new)) - p and src[-1 - s] == new[-1 - s]:
-			s += 1
+		p, s = common_ends(src, new)
 		pp, qq = offs[la] + p, offs[la] + len(src) - s
 		while qq > pp and codetext[qq - 1].isspace():
 			qq -= 1

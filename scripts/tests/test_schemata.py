@@ -119,20 +119,26 @@ def gcc(d, out, sources, *flags):
 	return r
 
 
+def write_sources(d, files):
+	"""@files (name, text) into @d, with the switch header of the host
+	programs: linux/mm_mutant.h, mm_mutant_on() reading a global."""
+	for name, text in files:
+		with open(os.path.join(d, name), 'w') as f:
+			f.write(text)
+	os.makedirs(os.path.join(d, 'linux'))
+	with open(os.path.join(d, 'linux', 'mm_mutant.h'), 'w') as f:
+		f.write('extern unsigned int mm_mutant_active;\n'
+			'static inline int mm_mutant_on(unsigned int id) '
+			'{ return id == mm_mutant_active; }\n')
+
+
 class TestSwitching(unittest.TestCase):
 	@classmethod
 	def setUpClass(cls):
 		cls.tmp = tempfile.TemporaryDirectory()
 		d = cls.d = cls.tmp.name
-		for name, text in (('stub.h', STUB), ('driver.c', DRIVER), ('sample.c', SAMPLE),
-				   ('linux_mm_mutant.h', SWITCH_H)):
-			with open(os.path.join(d, name), 'w') as f:
-				f.write(text)
-		os.makedirs(os.path.join(d, 'linux'))
-		with open(os.path.join(d, 'linux', 'mm_mutant.h'), 'w') as f:
-			f.write('extern unsigned int mm_mutant_active;\n'
-				'static inline int mm_mutant_on(unsigned int id) '
-				'{ return id == mm_mutant_active; }\n')
+		write_sources(d, (('stub.h', STUB), ('driver.c', DRIVER), ('sample.c', SAMPLE),
+				  ('linux_mm_mutant.h', SWITCH_H)))
 		cls.lines = SAMPLE.split('\n')
 		cls.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', cls.lines,
 					 set(range(len(cls.lines))))
@@ -343,14 +349,7 @@ class TestVariants(unittest.TestCase):
 	def setUpClass(cls):
 		cls.tmp = tempfile.TemporaryDirectory()
 		d = cls.d = cls.tmp.name
-		for name, text in (('stub.h', STUB), ('vdriver.c', VDRIVER)):
-			with open(os.path.join(d, name), 'w') as f:
-				f.write(text)
-		os.makedirs(os.path.join(d, 'linux'))
-		with open(os.path.join(d, 'linux', 'mm_mutant.h'), 'w') as f:
-			f.write('extern unsigned int mm_mutant_active;\n'
-				'static inline int mm_mutant_on(unsigned int id) '
-				'{ return id == mm_mutant_active; }\n')
+		write_sources(d, (('stub.h', STUB), ('vdriver.c', VDRIVER)))
 		cls.lines = VSAMPLE.split('\n')
 		cls.vs, cls.news = [], {}
 		for k, (name, (old, new)) in enumerate(VARIANTS.items()):
