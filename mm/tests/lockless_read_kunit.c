@@ -607,7 +607,8 @@ static void lockless_read_not_uptodate_never_flagged(struct kunit *test)
  * without references, 1 brings them back; the file reads back what was
  * written.  Which path a read took: from the tracepoint, else from the
  * FMODE_RANDOM rule of patch 15 (a read without references keeps
- * f_ra.prev_pos, the slow path stores it).
+ * f_ra.prev_pos, the slow path stores it).  Either path marks the file
+ * accessed, as filemap_read() always did: its atime moves on.
  */
 static void lockless_read_switch(struct kunit *test)
 {
@@ -624,10 +625,13 @@ static void lockless_read_switch(struct kunit *test)
 	counted = lr_watch(test, lf,
 			   "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
 	lf->file->f_mode |= FMODE_RANDOM;
+	inode_set_atime(file_inode(lf->file), 1, 0);
 	lr_now(test, &s0);
 	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf, sentinel),
 			c->on ? sentinel : PAGE_SIZE + 16);
 	lr_now(test, &s1);
+	KUNIT_EXPECT_GT_MSG(test, inode_get_atime_sec(file_inode(lf->file)), 1,
+			    "%s: the read left the file's atime as it was", c->name);
 	if (counted)
 		KUNIT_EXPECT_EQ_MSG(test, s1.bytes - s0.bytes, c->on ? 16UL : 0UL,
 				    "%s: bytes copied without a reference",
