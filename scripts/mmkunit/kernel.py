@@ -153,13 +153,13 @@ class Boot:
 
 def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str],
 	 extra: List[str], timeout: int, log: TextIO, echo: bool = True,
-	 stop_on_splat: bool = False) -> Boot:
+	 stop_on=None) -> Boot:
 	"""kunit.py exec of the kernel in @build_dir; its test.log and
 	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
 	(a second boot of the same kernel), the build dir's own test.log is
-	kept as it was.  With @stop_on_splat the guest is stopped a few
-	seconds after the first splat line (make mutate: a splat kills the
-	mutant whatever follows)."""
+	kept as it was.  A line @stop_on says yes to stops the guest a few
+	seconds later (proc.run()); make mutate gives is_splat_line: a splat
+	kills the mutant whatever follows."""
 	if not os.path.isfile(os.path.join(build_dir, image())):
 		raise Error(f'{name}: no kernel in {rel(build_dir)} (its build failed or never ran)')
 	jsonpath = os.path.join(stage_dir, 'results.json')
@@ -176,7 +176,7 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
 			     cwd=tree, env=ccache_env(), log=log, echo=echo, timeout=timeout + 120,
 			     label=f'{name}: guest running',
-			     stop_on=is_splat_line if stop_on_splat else None)
+			     stop_on=stop_on)
 	finally:
 		if stage_dir != build_dir:
 			if os.path.exists(own_log):

@@ -22,7 +22,6 @@ import os
 import random
 import re
 import signal
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
@@ -708,27 +707,6 @@ def variant_edits(old: List[str], new: List[str], name: str) -> Dict[int, str]:
 	return edits
 
 
-def patched_texts(patch_path: str, texts: Dict[str, List[str]], name: str
-		  ) -> Dict[str, List[str]]:
-	"""The files @patch_path changes, as they are with it applied to
-	@texts (path -> lines, the tree after the series)."""
-	with tempfile.TemporaryDirectory(prefix='mmkunit-variant-') as d:
-		for path, lines in texts.items():
-			os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
-			with open(os.path.join(d, path), 'w') as f:
-				f.write('\n'.join(lines))
-		r = sh(['git', 'apply', '--whitespace=nowarn', patch_path], cwd=d, capture=True,
-		       check=False)
-		if r.returncode:
-			raise Error(f'variant {name}: {rel(patch_path)} does not apply to the series: '
-				    f'{(r.stderr or r.stdout).strip().splitlines()[:1]}')
-		out = {}
-		for path in texts:
-			with open(os.path.join(d, path), errors='replace') as f:
-				out[path] = f.read().split('\n')
-		return out
-
-
 def all_variants(patches: List[str], selected: List[str], names: Optional[List[str]],
 		 texts: Dict[str, List[str]]) -> List[Mutant]:
 	"""The alternatives of patches/variants/ (docs/variants.rst) as
@@ -745,17 +723,19 @@ def all_variants(patches: List[str], selected: List[str], names: Optional[List[s
 		alt = tree.alt_patch(n)
 		path_ = tree.patch_file(alt)
 		with open(path_, errors='replace') as f:
-			files = sorted(set(re.findall(r'^diff --git a/\S+ b/(\S+)', f.read(), re.M)))
-		for path in files:
-			if path not in texts:
-				with open(os.path.join(tree.TREE, path), errors='replace') as f:
-					texts[path] = f.read().split('\n')
-		if len(files) != 1:
-			raise Error(f'variant {n}: changes {len(files)} files; a variant is one '
+			try:
+				after = schemata.patch_files(f.read(), tree.TREE)
+			except Error as e:
+				raise Error(f'variant {n}: {rel(path_)} does not apply to the series: '
+					    f'{str(e).splitlines()[0]}') from None
+		if len(after) != 1:
+			raise Error(f'variant {n}: changes {len(after)} files; a variant is one '
 				    'file\'s change')
-		path = files[0]
-		new = patched_texts(path_, {path: texts[path]}, n)[path]
-		edits = variant_edits(texts[path], new, n)
+		(path, new_text), = after.items()
+		if path not in texts:
+			with open(os.path.join(tree.TREE, path), errors='replace') as f:
+				texts[path] = f.read().split('\n')
+		edits = variant_edits(texts[path], new_text.split('\n'), n)
 		if not edits:
 			raise Error(f'variant {n}: changes nothing in the series\' {path}')
 		first = min(edits)
@@ -952,7 +932,8 @@ class Runner:
 		b = kernel.boot('mutate', tree.TREE, self.build_dir,
 				self.race_dir if races else self.stage_dir, self.configs, extra,
 				timeout, log, echo=False,
-				stop_on_splat=mutant and 'guest.splat' not in (base or ()))
+				stop_on=kernel.is_splat_line if mutant and 'guest.splat' not in (base or ())
+				else None)
 		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, self.groups, self.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)

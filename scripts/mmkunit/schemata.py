@@ -873,7 +873,8 @@ class SchemataRunner:
 		fails = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),
 				extra, timeout, log, echo=False,
-				stop_on_splat=active > 0 and 'guest.splat' not in (fails or ()))
+				stop_on=kernel.is_splat_line if active > 0 and
+				'guest.splat' not in (fails or ()) else None)
 		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, base.groups, base.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
