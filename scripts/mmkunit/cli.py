@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import arch, deps, judge, kernel, mutate, proc, repeat, report, shard, stages, thread, tree
 from .common import (BUILD, EXIT_INFRA, EXIT_INTERRUPTED, REPO, Error, count_line,
-		     default_jobs, eprint, info, rel)
+		     default_jobs, disk_warning, eprint, info, rel)
 from .lock import BuildLock
 
 DOC = """mmkunit: assemble Linux 7.3 + our series + the suites, build, run, report.
@@ -75,6 +75,9 @@ def cmd_run(args) -> int:
 
 def cmd_test(args) -> int:
 	t0 = time.monotonic()
+	low = disk_warning()
+	if low:
+		info('warning: ' + low)
 	sfx = ('-debug' if args.debug else '') + arch.current().suffix
 	ss = [stages.host_tests(), stages.checkpatch()]
 	variants = list(args.variants)

@@ -2,6 +2,7 @@
 """Paths, the one-line error, output and git helpers shared by the modules."""
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -92,3 +93,25 @@ def count_line(counts: Dict[str, int]) -> str:
 
 def eprint(msg: str) -> None:
 	print(msg, file=sys.stderr, flush=True)
+
+
+# Free space make test wants for build/: a fresh clone's run writes about
+# 5.5 GB (sources, the tree, the series, nohooks and pristine kernels;
+# README), ccache more; the environment's MMKUNIT_TEST_DISK_GB overrides it
+TEST_DISK_GB = 8
+
+
+def disk_warning(path: str = BUILD, need_gb: Optional[float] = None) -> str:
+	"""A line saying that the file system of @path (or of its nearest
+	existing parent) has less than @need_gb GB free, or ''."""
+	if need_gb is None:
+		need_gb = float(os.environ.get('MMKUNIT_TEST_DISK_GB') or TEST_DISK_GB)
+	while not os.path.exists(path) and os.path.dirname(path) != path:
+		path = os.path.dirname(path)
+	free = shutil.disk_usage(path).free / 1e9
+	if free >= need_gb:
+		return ''
+	return (f'only {free:.1f} GB free for {rel(path) if path.startswith(REPO) else path}: '
+		f'a make test from a fresh clone writes about {need_gb:g} GB into build/; '
+		'a full disk fails the stages with "No space left on device"')
+

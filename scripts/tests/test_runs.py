@@ -572,6 +572,16 @@ class TestReports(RunCase):
 		with open(os.path.join(out, 'series', 'test.log')) as f:
 			self.assertIn('demo_pass', f.read())
 
+	# a disk with less free space than make test writes into build/: one
+	# warning line first that says so, and the run goes on
+	def test_low_disk_warned(self):
+		r = self.fr.run('test', MMKUNIT_TEST_DISK_GB='1e12')
+		self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+		self.assertRegex(r.stdout + r.stderr, r'warning: only [\d.]+ GB free for .*writes about '
+				 r'1e\+12 GB into build/')
+		r = self.fr.run('test', MMKUNIT_TEST_DISK_GB='0')
+		self.assertNotIn('GB free', r.stdout + r.stderr)
+
 	# the races stage boots for the slow cases of every race suite only
 	# (old: one suite's glob and no speed filter, so shmem_read's slow
 	# truncate race ran nowhere)
