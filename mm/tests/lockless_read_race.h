@@ -17,7 +17,7 @@
 
 #include "lockless_read.h"
 
-/* Reads each case checks after its first change */
+/* Reads each case checks after its first change, unless booted with fewer */
 #define RACE_READS		250000L
 /* Hang guard only: a case that gets nowhere in this time fails */
 #define RACE_GIVE_UP_SECS	300
@@ -149,10 +149,10 @@ void race_align(struct kunit *test, struct race *race, unsigned int f);
 void race_window_close(struct kunit *test, struct race *race);
 /*
  * Run @step over and over on A of @kind and B until the readers have
- * checked RACE_READS reads after the first step, then judge; @seed 0
+ * checked @reads reads after the first step, then judge; @seed 0
  * picks a new one.
  */
 void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
-	      race_step_t step, u32 seed);
+	      race_step_t step, u32 seed, long reads);
 
 #endif /* MM_TESTS_LOCKLESS_READ_RACE_H */

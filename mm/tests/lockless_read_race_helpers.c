@@ -608,12 +608,12 @@ static void race_end(struct kunit *test, struct race *race, const char *what,
 
 /*
  * Run @step over and over on A of @kind and B until the readers have
- * checked RACE_READS reads after the first step, then judge.  The
- * deadline is a hang guard, not a speed requirement: a case that never
- * gets there fails and says how far it got.
+ * checked @reads reads after the first step, then judge.  The deadline
+ * is a hang guard, not a speed requirement: a case that never gets there
+ * fails and says how far it got.
  */
 void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
-	      race_step_t step, u32 seed)
+	      race_step_t step, u32 seed, long reads)
 {
 	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
 	u32 s = seed ?: get_random_u32() ?: 1;
@@ -621,13 +621,19 @@ void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 	unsigned long ops;
 	struct race *race;
 	bool counted;
-	long reads;
+	long first;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "machine: %u CPU online: the readers need CPUs to race on",
 			   num_online_cpus());
 	kunit_info(test, "seed %u (boot with lockless_read_race_kunit.seed=%u to make the same choices)\n",
 		   s, s);
+	if (reads < 1)
+		kunit_skip(test, "config: lockless_read_race_kunit.reads=%ld: no read to check",
+			   reads);
+	if (reads != RACE_READS)
+		kunit_info(test, "%ld reads, not %ld (lockless_read_race_kunit.reads)\n",
+			   reads, RACE_READS);
 	race = race_start(test, kind, s);
 	counted = lr_watch(test, race->f[0].lf,
 			   "bytes copied without a reference, steps raced") &&
@@ -636,17 +642,17 @@ void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 	race->counted = counted;
 	ops = step(test, race, ++race->gen);
 	lr_now(test, &s0);
-	reads = atomic_long_read(&race->reads);
-	while (atomic_long_read(&race->reads) - reads < RACE_READS) {
+	first = atomic_long_read(&race->reads);
+	while (atomic_long_read(&race->reads) - first < reads) {
 		if (time_after(jiffies, deadline)) {
 			KUNIT_FAIL(test, "only %ld of %ld reads after %d s",
-				   atomic_long_read(&race->reads) - reads,
-				   RACE_READS, RACE_GIVE_UP_SECS);
+				   atomic_long_read(&race->reads) - first,
+				   reads, RACE_GIVE_UP_SECS);
 			break;
 		}
 		KUNIT_ASSERT_LT(test, race->gen, RACE_GEN_MASK);
 		ops += step(test, race, ++race->gen);
 		cond_resched();
 	}
-	race_end(test, race, what, ops, reads, counted, &s0);
+	race_end(test, race, what, ops, first, counted, &s0);
 }

@@ -35,8 +35,9 @@
  *
  * Reads are 1 B to 16 KiB; one in 32 is 64 KiB to 1 MiB + 16 KiB (through
  * B's PMD-size folios, across the 512 KiB limit of one RCU section).  Each
- * case runs until RACE_READS reads have been checked after its first
- * change, and needs 0 bad words and short reads, its change to have
+ * case runs until RACE_READS reads (or lockless_read_race_kunit.reads=N
+ * given at boot: make mutate gives fewer) have been checked after its
+ * first change, and needs 0 bad words and short reads, its change to have
  * happened, reads longer than 512 KiB, and bytes copied without a
  * reference after the first change (counted from the mm_filemap_read_rcu
  * tracepoint of our patch 13, a hook: one probe for the suite, filtered
@@ -80,6 +81,10 @@
 static unsigned int seed;
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "seed of the race cases' choices (0: a new one per case)");
+
+static long race_reads = RACE_READS;
+module_param_named(reads, race_reads, long, 0444);
+MODULE_PARM_DESC(reads, "reads each case checks after its first change");
 
 /* An aligned range of @len in a file */
 static loff_t race_pick(struct race *race, loff_t len)
@@ -176,7 +181,8 @@ race_truncate_step(struct kunit *test, struct race *race, u32 gen)
 /* Truncation: short reads end at a plausible EOF, freed tails stay intact */
 static void lockless_read_race_truncate(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS, "truncations", race_truncate_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "truncations", race_truncate_step, seed,
+		 race_reads);
 }
 
 static unsigned long
@@ -188,7 +194,8 @@ race_hole_punch_step(struct kunit *test, struct race *race, u32 gen)
 /* Hole punch and rewrite of hot ranges of A and B (64 KiB, or B's PMD) */
 static void lockless_read_race_hole_punch(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS, "hole punches", race_hole_punch_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "hole punches", race_hole_punch_step, seed,
+		 race_reads);
 }
 
 static unsigned long
@@ -200,7 +207,8 @@ race_fallocate_step(struct kunit *test, struct race *race, u32 gen)
 /* Punch and fallocate hot ranges (zeroes), write over them (A) or undo (B) */
 static void lockless_read_race_fallocate(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS, "fallocations", race_fallocate_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "fallocations", race_fallocate_step, seed,
+		 race_reads);
 }
 
 /*
@@ -276,7 +284,8 @@ race_split_step(struct kunit *test, struct race *race, u32 gen)
 /* Split of hot PMD-size folios under the readers, then punch and rewrite */
 static void lockless_read_race_split(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS_HUGE, "splits", race_split_step, seed);
+	race_run(test, MM_KUNIT_TMPFS_HUGE, "splits", race_split_step, seed,
+		 race_reads);
 }
 
 /**
@@ -401,7 +410,8 @@ race_collapse_step(struct kunit *test, struct race *race, u32 gen)
  */
 static void lockless_read_race_collapse(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS, "collapses", race_collapse_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "collapses", race_collapse_step, seed,
+		 race_reads);
 }
 
 /* Apply @fn to the folios of a hot 64 KiB range of A and of B */
@@ -454,7 +464,8 @@ race_migration_step(struct kunit *test, struct race *race, u32 gen)
  */
 static void lockless_read_race_migration(struct kunit *test)
 {
-	race_run(test, MM_KUNIT_TMPFS, "migrations", race_migration_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "migrations", race_migration_step, seed,
+		 race_reads);
 }
 
 static unsigned long
@@ -470,7 +481,8 @@ race_swap_out_step(struct kunit *test, struct race *race, u32 gen)
 static void lockless_read_race_swap_out(struct kunit *test)
 {
 	mm_kunit_need_swap(test);
-	race_run(test, MM_KUNIT_TMPFS, "swap-outs", race_swap_out_step, seed);
+	race_run(test, MM_KUNIT_TMPFS, "swap-outs", race_swap_out_step, seed,
+		 race_reads);
 }
 
 /*
