@@ -906,6 +906,9 @@ def main(argv: List[str]) -> int:
 			'with the mutants, or none (default: those of the selected patches\' lines)')
 	mu.add_argument('--fresh', action='store_true', help='run every mutant again: no result '
 			'reused from build/mutate/cache.json')
+	mu.add_argument('--race-reads', dest='race_reads', type=int, default=mutate.RACE_READS,
+			help='reads each lockless_read_race case checks in a race boot (default '
+			f'{mutate.RACE_READS}; 0: the suite\'s own RACE_READS, as make test)')
 	mu.add_argument('--filter_glob', default='', help='kunit.py filter glob of the functional '
 			'boots (default: every functional suite)')
 	mu.add_argument('--jobs', type=int, default=0)

@@ -41,6 +41,9 @@ CHECK_EVERY = 8
 TAINT_TEST = 1 << 18
 # a mutant goes into this many boots of several at most, then boots alone
 MAX_TRIES = 3
+# seconds the console keeps going after the line that decided (Stopper):
+# the failure line itself names the case, these only add context
+STOP_GRACE = 2.0
 
 _NAME_RE = re.compile(r'^\w+$')
 
@@ -531,7 +534,7 @@ class MultiBoot:
 		stop = None if tag == 'baseline' else Stopper(self.sch.base_fail)
 		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
 					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
-					  stop_on=stop)
+					  stop_on=stop, stop_grace=STOP_GRACE)
 		with open(path, errors='replace') as f:
 			lines = f.readlines()
 		self.boots += 1

@@ -54,6 +54,10 @@ STATUSES = ('killed', 'survived', 'not reached', 'stillborn', 'equivalent', 'not
 # counts as a survivor in the score and the exit code, listed apart.
 UNKILLED = ('survived', 'not reached')
 MODES = ('each', 'schemata')
+# Reads each lockless_read_race case checks in a mutant's race boot (and
+# the baseline's): a tenth of make test's RACE_READS, so that a survivor's
+# race boot costs seconds rather than minutes (docs/mutate.rst, "Time")
+RACE_READS = 25000
 
 
 def in_scope(path: str) -> bool:
@@ -901,8 +905,9 @@ class Outcome:
 class Runner:
 	"""Builds and boots the tree as it is, in the series build directory."""
 
-	def __init__(self, jobs: int, timeout: int, glob: str = ''):
+	def __init__(self, jobs: int, timeout: int, glob: str = '', race_reads: int = RACE_READS):
 		self.glob = glob
+		self.race_reads = race_reads
 		self.jobs = jobs or default_jobs()
 		self.timeout = timeout
 		self.race_timeout = timeout
@@ -925,7 +930,7 @@ class Runner:
 	def boot(self, races: bool, log, mutant: bool = False) -> Tuple[List[dict], float]:
 		"""A boot of the tree as built; @mutant: a mutant's (not the
 		baseline's), stopped soon after a splat when the baseline has none."""
-		extra = (['--filter=speed=slow', stages.RACE_GLOB] if races
+		extra = (['--filter=speed=slow', stages.RACE_GLOB] + self.race_args() if races
 			 else ['--filter=speed>slow'] + ([self.glob] if self.glob else []))
 		timeout = (self.race_timeout if races else self.timeout) or 600
 		base = self.base_race_fail if races else self.base_fail
@@ -938,6 +943,12 @@ class Runner:
 		cases = judge.judge_cases(results, self.groups, self.expected)
 		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
 		return cases, b.result.seconds
+
+	def race_args(self) -> List[str]:
+		"""kunit.py arguments of a race boot: the read budget of the
+		lockless_read_race cases (0: theirs, RACE_READS of the suite)."""
+		return ([f'--kernel_args=lockless_read_race_kunit.reads={self.race_reads}']
+			if self.race_reads > 0 else [])
 
 	@staticmethod
 	def failed(cases: List[dict]) -> Dict[str, str]:
@@ -1190,13 +1201,13 @@ CACHE = os.path.join(MUTATE_DIR, 'cache.json')
 SCHEMATA_JOURNAL = os.path.join(MUTATE_DIR, 'schemata.json')
 
 
-def cache_env(mode: str, glob: str) -> str:
+def cache_env(mode: str, glob: str, race_reads: int = RACE_READS) -> str:
 	"""What every mutant's result depends on besides its own patch and the
-	suites: the mode, SUITE=, the base kernel, the kunitconfigs, the switch
-	(MODE=schemata), the architecture."""
+	suites: the mode, SUITE=, the race suites' read budget, the base
+	kernel, the kunitconfigs, the switch (MODE=schemata), the architecture."""
 	from . import arch
 	_key, head = tree.read_keyfile(tree.TREE + '.key')
-	parts = [str(FORMAT), mode, glob, arch.current().name]
+	parts = [str(FORMAT), mode, glob, str(race_reads), arch.current().name]
 	try:
 		series = tree.series_patches()
 		parts.append(tree_git(['rev-parse', patch_commits(series)[0] + '^']).stdout.strip()
@@ -1314,7 +1325,8 @@ def cmd_mutate(args) -> int:
 	# and every suite as it was (with a baseline, below: the suites that
 	# reach it as they were)
 	cache = schemata.Cache(CACHE)
-	env = cache_env(mode, args.filter_glob)
+	race_reads = getattr(args, 'race_reads', RACE_READS)
+	env = cache_env(mode, args.filter_glob, race_reads)
 	suites = suites_now()
 	patch_texts: Dict[str, str] = {}
 	for p in {m.patch for m in mine} | {m.alt for m in mine if m.alt}:
@@ -1345,7 +1357,7 @@ def cmd_mutate(args) -> int:
 		info(f'mutate: {reused} of {len(mine)} result(s) reused from {rel(CACHE)} '
 		     '(same mutant, patch, configs and suites)')
 	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)),
-			args.filter_glob)
+			args.filter_glob, race_reads)
 	sch: Optional[schemata.SchemataRunner] = None
 	times = {'schemata_build': 0.0, 'baseline_guest': 0.0, 'baseline_races': 0.0}
 	if todo and mode == 'schemata':

@@ -869,6 +869,8 @@ class SchemataRunner:
 			 else ['--filter=speed>slow'] + ([glob] if glob else
 							  ([base.glob] if base.glob else [])))
 		extra.append(f'--kernel_args=mm_mutant={active}')
+		if races:
+			extra += base.race_args()
 		timeout = (base.race_timeout if races else base.timeout) or 600
 		fails = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),

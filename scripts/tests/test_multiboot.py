@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from typing import List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from mmkunit import multiboot, mutate  # noqa: E402
@@ -473,6 +474,52 @@ class TestConclude(unittest.TestCase):
 		o = sch.conclude(b, mutate.Outcome('survived'), {}, None)
 		self.assertEqual((o.status, o.killer, o.races_seconds), ('killed', 'lockless_read_race.x', 7.0))
 		self.assertEqual(booted, [(True, 2, 'lockless_read_race')])
+
+
+class TestRaceReads(unittest.TestCase):
+	# a race boot of make mutate, its baseline's too, in either mode,
+	# carries the read budget of the lockless_read_race cases (0: none,
+	# the suite's own); a functional boot does not; the budget is part
+	# of every mutant's cache key
+	class Booted(Exception):
+		pass
+
+	def boots(self, reads: int) -> List[List[str]]:
+		from unittest import mock
+		from mmkunit import kernel, schemata
+		base = object.__new__(mutate.Runner)
+		base.race_reads, base.glob, base.configs = reads, '', []
+		base.timeout = base.race_timeout = 60
+		base.build_dir = base.stage_dir = base.race_dir = '/nonexistent'
+		base.base_fail, base.base_race_fail = set(), set()
+		sch = object.__new__(schemata.SchemataRunner)
+		sch.base, sch.base_fail, sch.base_race_fail = base, set(), set()
+		sch.tree_dir = sch.build_dir = sch.stage_dir = '/nonexistent'
+		seen = []
+
+		def boot(*args, **_kw):
+			seen.append(list(args[5]))
+			raise self.Booted()
+		with mock.patch.object(kernel, 'boot', boot):
+			for call in (lambda: sch.boot(True, 3, None), lambda: sch.boot(False, 3, None),
+				     lambda: base.boot(True, None, True), lambda: base.boot(False, None)):
+				with self.assertRaises(self.Booted):
+					call()
+		return seen
+
+	def test_budget(self):
+		arg = '--kernel_args=lockless_read_race_kunit.reads=123'
+		races, fun, races_each, fun_each = self.boots(123)
+		self.assertIn(arg, races)
+		self.assertIn('--kernel_args=mm_mutant=3', races)
+		self.assertIn(arg, races_each)
+		self.assertFalse([a for a in fun + fun_each if 'reads=' in a])
+		for extra in self.boots(0):
+			self.assertFalse([a for a in extra if 'reads=' in a])
+
+	def test_cache_key(self):
+		self.assertNotEqual(mutate.cache_env('schemata', '', 25000),
+				    mutate.cache_env('schemata', '', 250000))
 
 
 if __name__ == '__main__':
