@@ -107,41 +107,87 @@ static void lockless_read_mark_counts_every_page(struct kunit *test)
 			(unsigned long)(SZ_4M >> PAGE_SHIFT));
 }
 
-/*
- * Patch 16: tmpfs counts an access when a read enters a folio, also at an
- * offset (7.3 counted only reads of a folio's first byte).
- */
-static void lockless_read_shmem_access_at_offset(struct kunit *test)
-{
-	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
-	unsigned int rounds;
+/* @nr reads of @len at @off, @off + @step, ... of a file of two folios */
+struct one_access_case {
+	const char *name;
+	enum mm_kunit_fs fs;
+	loff_t size, off, step;
+	size_t len;
+	unsigned int nr;
+};
 
-	mm_kunit_file_write(test, lf, 0, lf->size, 5);
-	for (rounds = 0; rounds < 8 && !lr_index_flagged(lf, 0); rounds++)
-		lr_alternate_reads(test, lf, 100, PAGE_SIZE + 100, 1, 16);
-	KUNIT_EXPECT_TRUE_MSG(test, lr_index_flagged(lf, 0),
-			      "reads at offset 100 never flagged the folio");
+static const struct one_access_case one_access_cases[] = {
+	{ "tmpfs: 15 reads going on in a row", MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 16, 16, 16, 15 },
+	{ "tmpfs: bytes 100-199, then 300-399", MM_KUNIT_TMPFS, 2 * PAGE_SIZE, 100, 200, 100, 2 },
+	{ "ramfs: bytes 100-199, then 300-399", MM_KUNIT_RAMFS, 2 * PAGE_SIZE, 100, 200, 100, 2 },
+	{ "tmpfs huge=always: one read of a whole PMD-size folio",
+	  MM_KUNIT_TMPFS_HUGE, SZ_4M, 0, 0, SZ_2M, 1 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(one_access, one_access_cases, name);
+
+/*
+ * The accesses the classic LRU records for @folio, in folio_mark_accessed()'s
+ * steps: none 0, referenced 1, active 2, active and referenced 3, then hot,
+ * which flags it: 4; an unevictable folio goes from referenced to hot: 2.
+ */
+static int access_steps(struct folio *folio)
+{
+	if (folio_test_rcu_free(folio))
+		return folio_test_unevictable(folio) ? 2 : 4;
+	return 2 * folio_test_active(folio) + folio_test_referenced(folio);
 }
 
 /*
- * Patch 16: tmpfs reads that go on within a folio, at offsets, count one
- * access between them, however many they are.
+ * Patches 11, 16: reads that enter a folio count one access, as
+ * filemap_read() counts them, and tmpfs too (patch 16; 7.3 counted only
+ * reads from a folio's first byte): reads going on where the last ended,
+ * reads at an offset of the folio the last one ended in, one read of a
+ * whole PMD-size folio.  The folio's LRU state (PG_referenced, PG_active,
+ * PG_rcu_free) moves one folio_mark_accessed() step.  Reads without
+ * references are off: the folio is cold, and only the slow path marks.
  */
-static void lockless_read_shmem_one_access_within_folio(struct kunit *test)
+static void lockless_read_one_access_within_folio(struct kunit *test)
 {
-	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS, 2 * PAGE_SIZE);
-	loff_t off;
+	const struct one_access_case *c = test->param_value;
+	struct mm_kunit_file *lf = mm_kunit_fs_file_create(test, c->fs, c->size);
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
+	struct folio *folio;
+	unsigned int i;
+	int steps0;
 
+	if (lru_gen_enabled())
+		kunit_skip(test,
+			   "machine: the multi-gen LRU is on; the case reads the classic LRU's flags");
+	if (lr_switch_exists(test))
+		lr_switch(test, false);
 	mm_kunit_file_write(test, lf, 0, lf->size, 6);
+	if (c->fs == MM_KUNIT_TMPFS_HUGE)
+		mm_kunit_need_pmd_folio(test, lf, 0);
 	/* The last read ends in folio 1, so the first below enters folio 0 */
-	KUNIT_ASSERT_GT(test, lr_read_at(test, lf, PAGE_SIZE + 100, 16), 0);
-	for (off = 16; off < 256; off += 16) {
-		KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, off, 16), 16);
+	KUNIT_ASSERT_GT(test, lr_read_at(test, lf, c->size - 16, 16), 0);
+	lru_add_drain_all();
+	folio = mm_kunit_file_folio(lf, 0);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
+							folio), 0);
+	steps0 = access_steps(folio);
+	/* Room for two steps, or a second access would not show */
+	KUNIT_ASSERT_LE_MSG(test, steps0 + 2,
+			    folio_test_unevictable(folio) ? 2 : 4,
+			    "%s: the folio is too hot to count accesses", c->name);
+	for (i = 0; i < c->nr; i++) {
+		loff_t off = c->off + i * c->step;
+
+		KUNIT_ASSERT_EQ(test, mm_kunit_read(test, r, lf, MM_KUNIT_KVEC,
+						    off, c->len), (ssize_t)c->len);
 		/* See lr_alternate_reads() */
 		lru_add_drain_all();
 	}
-	KUNIT_EXPECT_FALSE_MSG(test, lr_index_flagged(lf, 0),
-			       "reads that stayed within the folio flagged it");
+	KUNIT_EXPECT_EQ_MSG(test, access_steps(folio) - steps0, 1,
+			    "%s: accesses counted (now PG_referenced %d, PG_active %d, PG_rcu_free %d)",
+			    c->name, folio_test_referenced(folio),
+			    folio_test_active(folio), folio_test_rcu_free(folio));
 }
 
 /*
@@ -828,8 +874,8 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE(lockless_read_flags_reread_page),
 	KUNIT_CASE(lockless_read_leaves_cold_data_unflagged),
 	KUNIT_CASE(lockless_read_mark_counts_every_page),
-	KUNIT_CASE(lockless_read_shmem_access_at_offset),
-	KUNIT_CASE(lockless_read_shmem_one_access_within_folio),
+	KUNIT_CASE_PARAM(lockless_read_one_access_within_folio,
+			 one_access_gen_params),
 	KUNIT_CASE(lockless_read_shmem_reread_marks_deactivated),
 	KUNIT_CASE_PARAM(lockless_read_shmem_prev_pos, switch_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_bytes, read_gen_params),
