@@ -27,6 +27,7 @@
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
+#include <linux/mman.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 #include <linux/uaccess.h>
@@ -588,6 +589,42 @@ static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, 2 * SZ_4K));
 }
 
+/*
+ * A read made with page faults disabled, as a caller that must not take
+ * them makes it, into a user buffer nothing is mapped at yet, fails with
+ * -EFAULT and writes nothing there, as in 7.3: the read does not fault the
+ * buffer in itself.  The file has 8 small folios, so the batch holds more
+ * than the folio copied from when the copy falls short.
+ */
+static void shmem_read_faults_disabled_not_faulted_in(struct kunit *test)
+{
+	struct mm_kunit_reader *r = test->priv;
+	const size_t len = 8 * SZ_PAGE;
+	struct mm_kunit_file *sf;
+	unsigned long ubuf;
+	loff_t pos = 0;
+	ssize_t ret;
+
+	lockless_param(test);
+	sf = mm_kunit_file_create(test, "never", len);
+	mm_kunit_file_write(test, sf, 0, len, 8);
+	ubuf = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
+			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, ubuf, 0, "kunit_vm_mmap failed");
+	KUNIT_ASSERT_FALSE(test, IS_ERR_VALUE(ubuf));
+	pagefault_disable();
+	ret = vfs_read(sf->file, (char __user *)ubuf, len, &pos);
+	pagefault_enable();
+	KUNIT_EXPECT_EQ_MSG(test, ret, (ssize_t)-EFAULT,
+			    "a read with page faults disabled into an unmapped buffer");
+	KUNIT_EXPECT_EQ(test, pos, 0);
+	/* Now faulted in: zeroes, unless the read wrote the file's bytes */
+	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
+					     len), 0);
+	KUNIT_EXPECT_NULL_MSG(test, memchr_inv(r->kbuf, 0, len),
+			      "the read wrote to the buffer with page faults disabled");
+}
+
 /* ---- shmem_get_folio(SGP_NOALLOC) ------------------------------------ */
 
 /*
@@ -639,6 +676,8 @@ static struct kunit_case shmem_read_cases[] = {
 			 lockless_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_refcounts_unchanged, lockless_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_zero_fill_fault_is_short,
+			 lockless_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_faults_disabled_not_faulted_in,
 			 lockless_gen_params),
 	KUNIT_CASE(shmem_read_sgp_noalloc_hole_enoent),
 	{}
