@@ -222,7 +222,7 @@ static bool turn_try(struct kunit *test, struct file *file,
 	pfn1 = page_to_pfn(first);
 	pfn2 = page_to_pfn(second);
 	/* Not a kunit allocation: a hung kthread is left behind with it */
-	call = kzalloc(sizeof(*call), GFP_KERNEL);
+	call = kzalloc_obj(*call);
 	if (call) {
 		init_completion(&call->done);
 		call->pfn = pfn2;
