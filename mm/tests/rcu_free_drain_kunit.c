@@ -21,12 +21,15 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/gfp.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
 #include <linux/pagemap.h>
 #include <linux/sched/task.h>
 #include <linux/shrinker.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <linux/vmstat.h>
 
 #include "rcu_free_gate.h"
@@ -548,6 +551,129 @@ static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
 			    "nr_free_rcu not back after every page came back");
 }
 
+/*
+ * Whether @task sleeps inside the drain: its innermost frame outside the
+ * scheduler (which hides the mutex's) is a function of the feature
+ * (rcu_free_*()), or it waits for a grace period
+ */
+static bool asleep_in_drain(struct task_struct *task)
+{
+#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
+	char sym[KSYM_SYMBOL_LEN];
+	unsigned long entry;
+
+	if (task_is_running(task))
+		return false;
+	if (rfk_in_gp_wait(task))
+		return true;
+	if (stack_trace_save_tsk(task, &entry, 1, 0) != 1)
+		return false;
+	sprint_symbol_no_offset(sym, entry);
+	return str_has_prefix(sym, "rcu_free_");
+#else
+	return false;
+#endif
+}
+
+/*
+ * A second rcu_free_sync() that comes while a drain is in flight (taken
+ * its lists, its expedited grace period held up by this case's reader, as
+ * in_flight_waits_for_next) waits for that drain before it runs the next
+ * one: once it is seen asleep in the drain (on its mutex; a drain of its
+ * own would sleep in a grace-period wait), the pages freed after the
+ * first drain took its lists are still on the lists (*listed*:
+ * rcu_free_nr_listed(), read inside the reader).  Both calls return once
+ * the reader ends, every page back after its grace period.
+ */
+static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
+{
+	struct page *pages[2 * IN_FLIGHT_PAGES];
+	struct sync_call *call[2];
+	struct task_struct *task[2];
+	bool first_waits = false, asleep = false;
+	unsigned long deadline, listed = 0;
+	struct rcu_gp_seq c0;
+	int i, j;
+
+	rfk_require_sync(test);
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: the drains run on one while the case holds a reader on the other");
+	if (!IS_ENABLED(CONFIG_STACKTRACE) || !IS_ENABLED(CONFIG_KALLSYMS) ||
+	    !IS_ENABLED(CONFIG_TREE_RCU))
+		kunit_skip(test,
+			   "config: CONFIG_STACKTRACE, CONFIG_KALLSYMS or CONFIG_TREE_RCU is off: the calls cannot be seen waiting");
+	for (j = 0; j < 2; j++) {
+		call[j] = kunit_kzalloc(test, sizeof(*call[j]), GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, call[j]);
+		init_completion(&call[j]->done);
+	}
+	rfk_alloc_all(test, pages, ARRAY_SIZE(pages), GFP_KERNEL, GFP_KERNEL);
+
+	migrate_disable();
+	for (j = 0; j < 2; j++) {
+		task[j] = rfk_other_cpu_thread(sync_fn, call[j], "rcu_free_sync");
+		if (IS_ERR(task[j]))
+			break;
+		/* Its stack is looked at until this thread has left the section */
+		get_task_struct(task[j]);
+	}
+	if (j < 2) {
+		if (j) {
+			kthread_stop(task[0]);
+			put_task_struct(task[0]);
+		}
+		migrate_enable();
+		for (i = 0; i < ARRAY_SIZE(pages); i++)
+			__free_page(pages[i]);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task[j]));
+	}
+	rcu_read_lock();
+	get_state_synchronize_rcu_full(&c0);
+	for (i = 0; i < IN_FLIGHT_PAGES; i++)
+		rfk_put_flagged(test, pages[i]);
+	wake_up_process(task[0]);
+	/* 10 s are a hang guard */
+	deadline = jiffies + 10 * HZ;
+	while (!completion_done(&call[0]->done) &&
+	       time_before(jiffies, deadline)) {
+		if (rfk_in_gp_wait(task[0]) && rfk_exp_gp_started(&c0)) {
+			first_waits = true;
+			break;
+		}
+		cpu_relax();
+	}
+	for (i = IN_FLIGHT_PAGES; i < ARRAY_SIZE(pages); i++)
+		rfk_put_flagged(test, pages[i]);
+	wake_up_process(task[1]);
+	while (first_waits && !completion_done(&call[1]->done) &&
+	       time_before(jiffies, deadline)) {
+		if (asleep_in_drain(task[1])) {
+			asleep = true;
+			break;
+		}
+		cpu_relax();
+	}
+	if (MM_HOOK(RCU_FREE_HOLD))
+		listed = rcu_free_nr_listed();
+	rcu_read_unlock();
+	migrate_enable();
+	for (j = 0; j < 2; j++) {
+		wait_for_completion(&call[j]->done);
+		put_task_struct(task[j]);
+	}
+	rfk_check_freed(test, "two drains, the second called during the first");
+	rfk_wait_watched(test, "the grace-period work");
+
+	KUNIT_ASSERT_TRUE_MSG(test, first_waits,
+			      "the first drain not seen in a grace-period wait with an expedited grace period started in 10 s");
+	KUNIT_EXPECT_TRUE_MSG(test, asleep,
+			      "the second rcu_free_sync() not seen asleep in the drain (or returned) in 10 s");
+	if (mm_hook(test, RCU_FREE_HOLD, "the pages still listed during the first drain"))
+		KUNIT_EXPECT_GE_MSG(test, listed, IN_FLIGHT_PAGES,
+				    "pages freed after the first drain took its lists were taken off them before it ended");
+}
+
 static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_drain_decision, drain_gen_params),
 	KUNIT_CASE(rcu_free_drain_before_oom),
@@ -555,6 +681,7 @@ static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_drain_streak, streak_gen_params),
 	KUNIT_CASE(rcu_free_drain_sync_frees_to_buddy),
 	KUNIT_CASE(rcu_free_drain_in_flight_waits_for_next),
+	KUNIT_CASE(rcu_free_drain_in_flight_second_caller),
 	{}
 };
 
