@@ -414,6 +414,21 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
 	expect_waited_for_reader(test, call, &seen);
 }
 
+/* The second call of again_waits_for_readers: its flags and verdict */
+struct again_case {
+	const char *name;
+	int flags;
+	int ret;
+};
+
+static const struct again_case again_cases[] = {
+	{ "MF_ACTION_REQUIRED", MF_ACTION_REQUIRED, 0 },
+	/* -EHWPOISON: the caller does nothing with the page, no wait */
+	{ "no MF_ACTION_REQUIRED", 0, -EHWPOISON },
+};
+
+KUNIT_ARRAY_PARAM_DESC(again, again_cases, name);
+
 /*
  * memory_failure() of a page that an earlier call poisoned but could not
  * handle (a flagged folio in use, on no LRU), from a thread whose mm does
@@ -422,9 +437,12 @@ static void rcu_free_poison_waits_for_readers(struct kunit *test)
  * map), so it must wait for the readers that may still copy from it as
  * the first poisoning does when it succeeds.  The earlier call failed, so
  * no one waited.  The reader is this thread, as in waits_for_readers.
+ * Without MF_ACTION_REQUIRED it returns -EHWPOISON and must not wait: it
+ * returns while the reader is still inside.
  */
 static void rcu_free_poison_again_waits_for_readers(struct kunit *test)
 {
+	const struct again_case *c = test->param_value;
 	struct mf_reader_seen seen;
 	unsigned long *poisoned;
 	struct mm_struct *mm;
@@ -452,7 +470,7 @@ static void rcu_free_poison_again_waits_for_readers(struct kunit *test)
 	KUNIT_ASSERT_NE_MSG(test, first, 0,
 			    "the first call handled a page in use on no LRU");
 	folio_set_rcu_free(page_folio(page));
-	call->flags = MF_ACTION_REQUIRED;
+	call->flags = c->flags;
 	call->mm = mm;
 
 	mf_call_in_reader(test, call, poisoned, &seen);
@@ -460,7 +478,14 @@ static void rcu_free_poison_again_waits_for_readers(struct kunit *test)
 	if (page_count(page) == 1 && !unpoison_memory(call->pfn))
 		*poisoned = 0;
 
-	expect_waited_for_reader(test, call, &seen);
+	if (c->flags & MF_ACTION_REQUIRED) {
+		expect_waited_for_reader(test, call, &seen);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, call->ret, c->ret);
+	KUNIT_EXPECT_TRUE_MSG(test, seen.returned,
+			      "memory_failure() returning -EHWPOISON did not return inside a reader's section%s",
+			      seen.waiting ? ": seen in a grace-period wait" : "");
 }
 
 /*
@@ -878,7 +903,8 @@ static void rcu_free_poison_offline_cached_then_unpoison(struct kunit *test)
 static struct kunit_case rcu_free_poison_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_poison_takes_waiting, poison_gen_params),
 	KUNIT_CASE_PARAM(rcu_free_poison_waits_for_readers, reader_gen_params),
-	KUNIT_CASE(rcu_free_poison_again_waits_for_readers),
+	KUNIT_CASE_PARAM(rcu_free_poison_again_waits_for_readers,
+			 again_gen_params),
 	KUNIT_CASE(rcu_free_poison_queued_during_lookup),
 	KUNIT_CASE(rcu_free_poison_queued_after_sync),
 	KUNIT_CASE(rcu_free_poison_poisoned_page_of_queued_folio),
