@@ -692,6 +692,17 @@ static void count_hotplug_moved(void *data, unsigned long succeeded,
 	atomic_long_add(failed, &t->failed);
 }
 
+/* moved_nothing: whether the pass migrates one unflagged folio */
+static const bool moved_cases[] = { false, true };
+
+static void moved_desc(const bool *one_moved, char *desc)
+{
+	strscpy(desc, *one_moved ? "one unflagged moved" : "none moved",
+		KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(moved, moved_cases, moved_desc);
+
 /* Flagged pages the moved_nothing case frees while offline runs */
 #define STREAM_PAGES	1024
 
@@ -701,13 +712,13 @@ static void count_hotplug_moved(void *data, unsigned long succeeded,
  * drain then frees something and counts in pgfree_rcu_drain, held lists
  * or not.
  */
-static void stream_one(struct kunit *test, int *streamed)
+static void stream_one(struct kunit *test, int *streamed, gfp_t gfp)
 {
 	struct page *page;
 
 	if (*streamed >= STREAM_PAGES)
 		return;
-	page = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+	page = alloc_page(gfp | __GFP_NOWARN);
 	if (!page)
 		return;
 	rfk_put_flagged(test, page);
@@ -729,11 +740,19 @@ static void stream_one(struct kunit *test, int *streamed)
  * always waits: no drain may have run (pgfree_rcu_drain, which counts a
  * drain that freed something), hooks or not; held, the waiting page must
  * still wait.  An offline that migrated folios not the case's may drain
- * for them: then the case skips, whatever the drains.
+ * for them: then the case skips, whatever the drains.  "one unflagged
+ * moved": the block also holds an unflagged tmpfs folio of no reference
+ * of the case's, which the pass migrates (so it migrated, but nothing of
+ * it waits), and the pages that wait are of ZONE_DMA (a posting may drain
+ * for a zone where pages wait): no drain either.
  */
 static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 {
 #ifdef CONFIG_MEMORY_HOTREMOVE
+	const bool one_moved = *(const bool *)test->param_value;
+	gfp_t gfp = one_moved ? GFP_KERNEL | GFP_DMA : GFP_KERNEL;
+	bool moved_in = !one_moved;
+	struct folio *moved_folio;
 	unsigned long start, pfn, deadline, drains0, drains, moved;
 	struct offline_trace *trace;
 	struct offline_call call;
@@ -748,6 +767,8 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 	void *data;
 
 	rfk_require_contig(test);
+	if (one_moved && !IS_ENABLED(CONFIG_ZONE_DMA))
+		kunit_skip(test, "config: CONFIG_ZONE_DMA is off");
 	trace = kunit_kzalloc(test, sizeof(*trace), GFP_KERNEL);
 	data = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, trace);
@@ -766,15 +787,32 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 	start = section_nr_to_pfn(mem->start_section_nr);
 	trace->start = start;
 	pfn = start + pageblock_nr_pages;
-	ret = rfk_alloc_contig(pfn, pfn + 2);
+	ret = rfk_alloc_contig(pfn, pfn + 3);
 	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
 	wait_page = pfn_to_page(pfn);
+	if (one_moved) {
+		__free_page(wait_page);
+		wait_page = alloc_page(gfp);
+		KUNIT_ASSERT_NOT_NULL(test, wait_page);
+		if (page_zone(wait_page) == page_zone(pfn_to_page(pfn))) {
+			__free_page(wait_page);
+			kunit_skip(test, "machine: the block is in ZONE_DMA");
+		}
+	}
 
-	/* The file's folio from this CPU's pcp list, where its page went */
+	/* The file's folios from this CPU's pcp list, where their pages went */
 	migrate_disable();
+	__free_page(pfn_to_page(pfn + 2));
 	__free_page(pfn_to_page(pfn + 1));
 	ret = kernel_write(file, data, PAGE_SIZE, &pos);
+	if (one_moved && ret == PAGE_SIZE)
+		ret = kernel_write(file, data, PAGE_SIZE, &pos);
 	migrate_enable();
+	moved_folio = one_moved ? filemap_get_folio(file->f_mapping, 1) : NULL;
+	if (!IS_ERR_OR_NULL(moved_folio)) {
+		moved_in = folio_pfn(moved_folio) == pfn + 2;
+		folio_put(moved_folio);
+	}
 	folio = filemap_get_folio(file->f_mapping, 0);
 	if (ret != PAGE_SIZE || IS_ERR(folio)) {
 		if (!IS_ERR(folio))
@@ -783,10 +821,10 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 		KUNIT_FAIL_AND_ABORT(test, "write of the file: %d, folio: %d",
 				     ret, PTR_ERR_OR_ZERO(folio));
 	}
-	if (folio_pfn(folio) != pfn + 1) {
+	if (folio_pfn(folio) != pfn + 1 || !moved_in) {
 		folio_put(folio);
 		__free_page(wait_page);
-		kunit_skip(test, "machine: the file's folio is not in the block");
+		kunit_skip(test, "machine: the file's folios are not in the block");
 	}
 	lru_add_drain_all();
 
@@ -801,7 +839,7 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 	deadline = jiffies + 30 * HZ;
 	while (!atomic_long_read(&trace->failed) &&
 	       !completion_done(&call.done) && time_before(jiffies, deadline)) {
-		stream_one(test, &streamed);
+		stream_one(test, &streamed, gfp);
 		usleep_range(100, 200);
 	}
 	while (!(isolated = folio_isolate_lru(folio)) &&
@@ -810,7 +848,7 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 	checks0 = atomic_read(&trace->checks);
 	while ((nr_checks = atomic_read(&trace->checks) - checks0) < 2 &&
 	       !completion_done(&call.done) && time_before(jiffies, deadline)) {
-		stream_one(test, &streamed);
+		stream_one(test, &streamed, gfp);
 		usleep_range(100, 200);
 	}
 	ret = offline_end(&call, 0);
@@ -830,19 +868,19 @@ static void rcu_free_contig_offline_moved_nothing(struct kunit *test)
 	KUNIT_ASSERT_GE_MSG(test, nr_checks, 2,
 			    "offline not seen checking the range twice after the folio left the LRU");
 	/* Whatever the drains: a drain for those is no fault */
-	if (moved)
+	if (moved != one_moved)
 		kunit_skip(test,
-			   "machine: offline migrated %lu folios that were not the case's",
-			   moved);
+			   "machine: offline migrated %lu folios, %d of them the case's",
+			   moved, one_moved);
 	KUNIT_EXPECT_EQ_MSG(test, ret, -ETIMEDOUT,
 			    "offline of a block with a busy folio did not retry");
 	KUNIT_EXPECT_EQ_MSG(test, drains, 0,
-			    "drains by an offline that moved nothing, %d flagged pages freed meanwhile",
+			    "drains by an offline with no migrated folio waiting, %d flagged pages freed meanwhile",
 			    streamed);
 	if (held)
 		KUNIT_EXPECT_TRUE_MSG(test,
 				      folio_test_rcu_free(page_folio(wait_page)),
-				      "an offline pass that moved nothing freed the waiting pages");
+				      "an offline pass with no migrated folio waiting freed the waiting pages");
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
 #endif
@@ -853,7 +891,8 @@ static struct kunit_case rcu_free_contig_cases[] = {
 	KUNIT_CASE(rcu_free_contig_migrated),
 	KUNIT_CASE(rcu_free_contig_offline_migrated),
 	KUNIT_CASE(rcu_free_contig_offline_poisoned_waiting),
-	KUNIT_CASE(rcu_free_contig_offline_moved_nothing),
+	KUNIT_CASE_PARAM(rcu_free_contig_offline_moved_nothing,
+			 moved_gen_params),
 	{}
 };
 
