@@ -72,6 +72,8 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 	"rcu_free_nr_early() (the grace-period check)"
 #define mm_hook_name_RCU_FREE_DRAIN_HELPS \
 	"rcu_free_drain_helps_hook() (CONFIG_MM_KUNIT_HOOKS)"
+#define mm_hook_name_RCU_FREE_TURN_TAKE \
+	"rcu_free_turn_take_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_COMPACTION_FREE_RCU \
 	"compaction_free_rcu_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_CAN_COPY \
@@ -97,6 +99,9 @@ static inline unsigned long rcu_free_nr_listed(void) { return 0; }
 #endif
 #if !MM_HOOK(RCU_FREE_NR_EARLY)
 static inline unsigned long rcu_free_nr_early(void) { return 0; }
+#endif
+#if !MM_HOOK(RCU_FREE_TURN_TAKE)
+static inline void rcu_free_turn_take_hook(bool take) { }
 #endif
 
 /*

@@ -3,8 +3,8 @@
  * KUnit tests for the range check of alloc_contig_range() and the drain
  * it makes (rcu-free series, patch 7): which pages of a busy range wait
  * for a grace period (rcu_free_range_waiting()), and a rated drain that
- * comes without its turn (a second range allocation within
- * RCU_FREE_SYNC_INTERVAL of one that drained), which must still free the
+ * comes without its turn (a second range allocation right after one that
+ * drained, the turn taken by a test hook), which must still free the
  * range, after a normal grace period.  The other cases of
  * alloc_contig_range() are in rcu_free_contig_kunit.c and
  * rcu_free_bound_kunit.c.
@@ -184,31 +184,29 @@ static int range_call_fn(void *data)
 	return 0;
 }
 
-/* Tries of drain_without_turn, for one with both calls in one turn */
-#define TURN_TRIES	5
-
-/* What one try of drain_without_turn saw */
+/* What drain_without_turn's two calls saw */
 struct turn_try {
 	int ret1, ret2;
 	unsigned long drains1, drains2;
 	/* The second call seen in a grace-period wait after the put */
 	bool waited;
-	bool decisive;
 };
 
 /*
- * One try: two busy pages of a pageblock of the case's, put while
+ * Two busy pages of a pageblock of the case's, put while
  * alloc_contig_range() of each checks its range; the first call from
- * this task, the second from a kthread on this CPU while a span (a reader
- * on the other CPU) looks from just before the put until the kthread is
- * seen in a grace-period wait (or returned).  False if the case must
- * stop (no kthread, no span: failed).
+ * this task, with the turn (the fixture waited it out), the second from a
+ * kthread on this CPU, with the turn taken before it if @take
+ * (rcu_free_turn_take_hook()), while a span (a reader on the other CPU)
+ * looks from just before the put until the kthread is seen in a
+ * grace-period wait (or returned).  False if the case must stop (no
+ * kthread, no span: failed).
  */
 static bool turn_try(struct kunit *test, struct file *file,
-		     struct busy_put *b, struct turn_try *t)
+		     struct busy_put *b, struct turn_try *t, bool take)
 {
 	struct page *busy[2] = {};
-	unsigned long deadline, t0, t1, pfn1, pfn2;
+	unsigned long deadline, pfn1, pfn2;
 	struct page *first, *second;
 	struct task_struct *task;
 	struct range_call *call;
@@ -252,7 +250,6 @@ static bool turn_try(struct kunit *test, struct file *file,
 	get_task_struct(task);
 
 	/* The first call drains with the turn (the fixture waited it out) */
-	t0 = jiffies;
 	ev = vm_event(test, "pgfree_rcu_drain");
 	busy_put_arm(b, pfn1, &first, 1, NULL);
 	t->ret1 = rfk_alloc_contig(pfn1, pfn1 + 1);
@@ -267,6 +264,9 @@ static bool turn_try(struct kunit *test, struct file *file,
 	/* The second at once, its page put inside the span */
 	ev = vm_event(test, "pgfree_rcu_drain");
 	busy_put_arm(b, pfn2, &second, 1, span);
+	/* Whatever the time: its drain finds the turn taken */
+	if (take)
+		rcu_free_turn_take_hook(true);
 	wake_up_process(task);
 	/* 10 s are a hang guard */
 	deadline = jiffies + 10 * HZ;
@@ -277,15 +277,18 @@ static bool turn_try(struct kunit *test, struct file *file,
 		}
 		usleep_range(50, 100);
 	}
-	t1 = jiffies;
 	rfk_span_end(test, span, "a range allocation's drain without the turn");
 	migrate_enable();
 	if (!wait_for_completion_timeout(&call->done, 30 * HZ)) {
+		if (take)
+			rcu_free_turn_take_hook(false);
 		busy_put_disarm(b);
 		put_task_struct(task);
 		KUNIT_FAIL(test, "the second alloc_contig_range() hung (30 s)");
 		return false;
 	}
+	if (take)
+		rcu_free_turn_take_hook(false);
 	busy_put_disarm(b);
 	put_task_struct(task);
 	t->ret2 = call->ret;
@@ -299,38 +302,30 @@ static bool turn_try(struct kunit *test, struct file *file,
 
 	KUNIT_EXPECT_TRUE_MSG(test, b->span_in || !b->done,
 			      "the span never entered its reader");
-#ifdef RCU_FREE_SYNC_INTERVAL
-	/*
-	 * The first drain took the turn at jiffies | 1 >= t0 | 1, the second
-	 * looked at it at jiffies | 1 <= t1 | 1
-	 */
-	t->decisive = t->drains1 && READ_ONCE(b->done) &&
-		      time_before(t1 | 1, (t0 | 1) + RCU_FREE_SYNC_INTERVAL);
-#endif
-	kunit_info(test, "calls %d and %d, %lu and %lu drains, %lu jiffies apart, second %s",
-		   t->ret1, t->ret2, t->drains1, t->drains2, t1 - t0,
+	kunit_info(test, "calls %d and %d, %lu and %lu drains, second %s",
+		   t->ret1, t->ret2, t->drains1, t->drains2,
 		   t->waited ? "seen waiting for a grace period" : "returned");
 	return true;
 }
 
 /*
- * A range allocation whose drain has no turn (a second alloc_contig_range()
- * within RCU_FREE_SYNC_INTERVAL of one that drained with it) still frees
- * the waiting pages of its range, after a normal grace period: each of
- * two calls finds its one-page range busy and the page, put flagged at
- * that moment, waiting; both calls return 0, and no page of the second
- * is back inside a reader that began before its put (an rfk_span, ended
- * once the call is seen waiting for a grace period).  *held*: one drain
- * each.  A try whose calls came a turn apart (a slow guest) decides
- * nothing by the turn and is made again; none in TURN_TRIES skips.
+ * A range allocation whose drain has no turn (the turn taken by
+ * rcu_free_turn_take_hook() just before a second alloc_contig_range(),
+ * made at once after one that drained with it) still frees the waiting
+ * pages of its range, after a normal grace period: each of two calls
+ * finds its one-page range busy and the page, put flagged at that
+ * moment, waiting; both calls return 0, and no page of the second is back
+ * inside a reader that began before its put (an rfk_span, ended once the
+ * call is seen waiting for a grace period).  *held*: one drain each.
+ * Without the hook the second call still runs, with or without the turn
+ * as the time falls, and that it had none is not checked (named).
  */
 static void rcu_free_range_drain_without_turn(struct kunit *test)
 {
 	struct turn_try t = {};
 	struct busy_put *b;
 	struct file *file;
-	int i, decisive = 0;
-	bool held;
+	bool held, take;
 
 	rfk_require_sync(test);
 	rfk_require_contig(test);
@@ -347,33 +342,21 @@ static void rcu_free_range_drain_without_turn(struct kunit *test)
 	busy_put_attach(test, b);
 	file = rfk_case_file(test, mm_test_mount(test, "ramfs", NULL), "busy");
 	held = rfk_hold(test, "that each call's drain freed its page");
+	take = mm_hook(test, RCU_FREE_TURN_TAKE,
+		       "that the second call's drain had no turn");
 
-	for (i = 0; i < TURN_TRIES && !decisive; i++) {
-#ifdef RCU_FREE_SYNC_INTERVAL
-		/* The turn free again for the first call */
-		if (i)
-			schedule_timeout_uninterruptible(RCU_FREE_SYNC_INTERVAL + 2);
-#endif
-		if (!turn_try(test, file, b, &t))
-			return;
-		decisive += t.decisive;
-		KUNIT_EXPECT_EQ_MSG(test, t.ret1, 0,
-				    "alloc_contig_range() with the turn, its page waiting");
-		KUNIT_EXPECT_EQ_MSG(test, t.ret2, 0,
-				    "alloc_contig_range() without the turn, its page waiting");
-		if (held) {
-			KUNIT_EXPECT_EQ_MSG(test, t.drains1, 1,
-					    "drains of the call with the turn");
-			KUNIT_EXPECT_EQ_MSG(test, t.drains2, 1,
-					    "drains of the call without the turn");
-		}
-		if (test->status == KUNIT_FAILURE)
-			return;
+	if (!turn_try(test, file, b, &t, take))
+		return;
+	KUNIT_EXPECT_EQ_MSG(test, t.ret1, 0,
+			    "alloc_contig_range() with the turn, its page waiting");
+	KUNIT_EXPECT_EQ_MSG(test, t.ret2, 0,
+			    "alloc_contig_range() without the turn, its page waiting");
+	if (held) {
+		KUNIT_EXPECT_EQ_MSG(test, t.drains1, 1,
+				    "drains of the call with the turn");
+		KUNIT_EXPECT_EQ_MSG(test, t.drains2, 1,
+				    "drains of the call without the turn");
 	}
-	if (!decisive)
-		kunit_skip(test,
-			   "machine: in %d tries the second call never came within RCU_FREE_SYNC_INTERVAL of the first's drain",
-			   TURN_TRIES);
 }
 
 /*
