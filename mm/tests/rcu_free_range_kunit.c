@@ -69,7 +69,8 @@ static void busy_put_fn(void *data, unsigned long start_pfn,
 			unsigned long end_pfn, unsigned long fin_pfn)
 {
 	struct busy_put *b = data;
-	unsigned long start = READ_ONCE(b->start);
+	/* Pairs with busy_put_arm(): the other fields are set */
+	unsigned long start = smp_load_acquire(&b->start);
 	int i;
 
 	if (!start || start_pfn != start || end_pfn != start + 1 ||
@@ -449,11 +450,13 @@ static bool block_free_whole(struct page *block)
 static void hand_back_fn(void *data, struct page *page, unsigned int order)
 {
 	struct hand_back *h = data;
-	unsigned long pfn = page_to_pfn(h->block);
+	unsigned long pfn;
 	bool whole;
 
-	if (page != h->watched || READ_ONCE(h->called))
+	/* Pairs with the case's store: h->block is set */
+	if (page != smp_load_acquire(&h->watched) || READ_ONCE(h->called))
 		return;
+	pfn = page_to_pfn(h->block);
 	whole = block_free_whole(h->block);
 	h->waiting = rcu_free_range_waiting(pfn, pfn + MAX_ORDER_NR_PAGES,
 					    false);
@@ -502,7 +505,8 @@ static void rcu_free_range_free_not_waiting(struct kunit *test)
 		h->block = block;
 		/* Free (nothing above it to merge with) until someone takes it */
 		__free_pages(block, MAX_PAGE_ORDER);
-		WRITE_ONCE(h->watched, page);
+		/* h->block and h->called are set before the probe looks */
+		smp_store_release(&h->watched, page);
 		rfk_put_flagged(test, page);
 		rcu_free_sync();
 		rfk_wait_watched(test, "rcu_free_sync()");
