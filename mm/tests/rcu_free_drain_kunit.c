@@ -28,6 +28,7 @@
 #include <linux/pagemap.h>
 #include <linux/sched/task.h>
 #include <linux/shrinker.h>
+#include <linux/slab.h>
 #include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
@@ -603,9 +604,13 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	    !IS_ENABLED(CONFIG_TREE_RCU))
 		kunit_skip(test,
 			   "config: CONFIG_STACKTRACE, CONFIG_KALLSYMS or CONFIG_TREE_RCU is off: the calls cannot be seen waiting");
+	/* Not kunit allocations: a hung kthread is left behind with its own */
 	for (j = 0; j < 2; j++) {
-		call[j] = kunit_kzalloc(test, sizeof(*call[j]), GFP_KERNEL);
-		KUNIT_ASSERT_NOT_NULL(test, call[j]);
+		call[j] = kzalloc_obj(*call[j]);
+		if (!call[j]) {
+			kfree(call[0]);
+			KUNIT_FAIL_AND_ABORT(test, "no memory for the calls");
+		}
 		init_completion(&call[j]->done);
 	}
 	rfk_alloc_all(test, pages, ARRAY_SIZE(pages), GFP_KERNEL, GFP_KERNEL);
@@ -626,6 +631,8 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		migrate_enable();
 		for (i = 0; i < ARRAY_SIZE(pages); i++)
 			__free_page(pages[i]);
+		kfree(call[1]);
+		kfree(call[0]);
 		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task[j]));
 	}
 	rcu_read_lock();
@@ -658,9 +665,14 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		listed = rcu_free_nr_listed();
 	rcu_read_unlock();
 	migrate_enable();
+	/* 30 s are a hang guard: a hung call keeps its task and call */
 	for (j = 0; j < 2; j++) {
-		wait_for_completion(&call[j]->done);
+		if (!wait_for_completion_timeout(&call[j]->done, 30 * HZ)) {
+			KUNIT_FAIL(test, "rcu_free_sync() %d hung (30 s)", j + 1);
+			return;
+		}
 		put_task_struct(task[j]);
+		kfree(call[j]);
 	}
 	rfk_check_freed(test, "two drains, the second called during the first");
 	rfk_wait_watched(test, "the grace-period work");
