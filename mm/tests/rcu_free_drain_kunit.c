@@ -21,7 +21,6 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/gfp.h>
-#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -29,7 +28,6 @@
 #include <linux/sched/task.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
-#include <linux/stacktrace.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
 
@@ -449,12 +447,15 @@ static void rcu_free_drain_sync_frees_to_buddy(struct kunit *test)
 /* rcu_free_sync() in a kthread, and whether it has returned */
 struct sync_call {
 	struct completion done;
+	/* Set just before rcu_free_sync() is called */
+	bool entered;
 };
 
 static int sync_fn(void *data)
 {
 	struct sync_call *call = data;
 
+	WRITE_ONCE(call->entered, true);
 	rcu_free_sync();
 	complete(&call->done);
 	return 0;
@@ -553,27 +554,25 @@ static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
 }
 
 /*
- * Whether @task sleeps inside the drain: its innermost frame outside the
- * scheduler (which hides the mutex's) is a function of the feature
- * (rcu_free_*()), or it waits for a grace period
+ * Whether @task, running sync_fn() of @call, sleeps inside rcu_free_sync():
+ * it has called it, is off its CPU and not runnable, and waits for a
+ * mutex (->blocked_on, set by the mutex's slow path; ->pi_blocked_on on
+ * PREEMPT_RT) or for a grace period.  Which function took the mutex is
+ * not looked at: the listed check decides whether it was the drain's.
  */
-static bool asleep_in_drain(struct task_struct *task)
+static bool asleep_in_drain(struct task_struct *task, struct sync_call *call)
 {
-#if IS_ENABLED(CONFIG_STACKTRACE) && IS_ENABLED(CONFIG_KALLSYMS)
-	char sym[KSYM_SYMBOL_LEN];
-	unsigned long entry;
+	bool blocked;
 
-	if (task_is_running(task))
+	if (!READ_ONCE(call->entered) || task_is_running(task) ||
+	    READ_ONCE(task->on_cpu))
 		return false;
-	if (rfk_in_gp_wait(task))
-		return true;
-	if (stack_trace_save_tsk(task, &entry, 1, 0) != 1)
-		return false;
-	sprint_symbol_no_offset(sym, entry);
-	return str_has_prefix(sym, "rcu_free_");
+#ifdef CONFIG_PREEMPT_RT
+	blocked = READ_ONCE(task->pi_blocked_on);
 #else
-	return false;
+	blocked = READ_ONCE(task->blocked_on);
 #endif
+	return blocked || rfk_in_gp_wait(task);
 }
 
 /*
@@ -655,7 +654,7 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	wake_up_process(task[1]);
 	while (first_waits && !completion_done(&call[1]->done) &&
 	       time_before(jiffies, deadline)) {
-		if (asleep_in_drain(task[1])) {
+		if (asleep_in_drain(task[1], call[1])) {
 			asleep = true;
 			break;
 		}
