@@ -679,7 +679,7 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	KUNIT_ASSERT_TRUE_MSG(test, first_waits,
 			      "the first drain not seen in a grace-period wait with an expedited grace period started in 10 s");
 	KUNIT_EXPECT_TRUE_MSG(test, asleep,
-			      "the second rcu_free_sync() not seen asleep in the drain (or returned) in 10 s");
+			      "the second rcu_free_sync() not seen asleep in the drain in 10 s (or it returned first)");
 	if (mm_hook(test, RCU_FREE_HOLD, "the pages still listed during the first drain"))
 		KUNIT_EXPECT_GE_MSG(test, listed, IN_FLIGHT_PAGES,
 				    "pages freed after the first drain took its lists were taken off them before it ended");
