@@ -30,6 +30,7 @@
 #include <linux/mman.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
+#include <linux/swap.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 
@@ -590,11 +591,35 @@ static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 }
 
 /*
+ * How many of the first @nr folios of @sf have PG_rcu_free: the folios the
+ * lockless read copies from (0 without CONFIG_PAGE_RCU_FREE)
+ */
+static pgoff_t nr_hot(struct mm_kunit_file *sf, pgoff_t nr)
+{
+	pgoff_t i, hot = 0;
+
+	for (i = 0; i < nr; i++) {
+		struct folio *folio = mm_kunit_file_folio(sf, i);
+
+		if (!folio)
+			continue;
+#ifdef CONFIG_PAGE_RCU_FREE
+		hot += folio_test_rcu_free(folio);
+#endif
+		folio_put(folio);
+	}
+	return hot;
+}
+
+/*
  * A read made with page faults disabled, as a caller that must not take
  * them makes it, into a user buffer nothing is mapped at yet, fails with
  * -EFAULT and writes nothing there, as in 7.3: the read does not fault the
  * buffer in itself.  The file has 8 small folios, so the batch holds more
- * than the folio copied from when the copy falls short.
+ * than the folio copied from when the copy falls short.  With the
+ * lockless read on, the folios are made hot first (read a page at a time,
+ * the LRU batches drained after each pass, until all 8 have PG_rcu_free),
+ * so the read starts without references and falls back from there.
  */
 static void shmem_read_faults_disabled_not_faulted_in(struct kunit *test)
 {
@@ -608,6 +633,21 @@ static void shmem_read_faults_disabled_not_faulted_in(struct kunit *test)
 	lockless_param(test);
 	sf = mm_kunit_file_create(test, "never", len);
 	mm_kunit_file_write(test, sf, 0, len, 8);
+	if (((const struct shmem_lockless_mode *)test->param_value)->on) {
+		int pass;
+
+		for (pass = 0; pass < 16 && nr_hot(sf, 8) < 8; pass++) {
+			for (pos = 0; pos < len; pos += SZ_PAGE)
+				KUNIT_ASSERT_GT(test, mm_kunit_read(test, NULL, sf,
+								    MM_KUNIT_KVEC,
+								    pos, 16), 0);
+			lru_add_drain_all();
+		}
+		KUNIT_ASSERT_EQ_MSG(test, nr_hot(sf, 8), (pgoff_t)8,
+				    "folios with PG_rcu_free after %d passes of reads",
+				    pass);
+		pos = 0;
+	}
 	ubuf = kunit_vm_mmap(test, NULL, 0, len, PROT_READ | PROT_WRITE,
 			     MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	KUNIT_ASSERT_NE_MSG(test, ubuf, 0, "kunit_vm_mmap failed");
