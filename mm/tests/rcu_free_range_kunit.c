@@ -193,6 +193,12 @@ struct turn_try {
 	bool waited;
 };
 
+/* The turn taken by turn_try() back to the drains */
+static void turn_release(void *unused)
+{
+	rcu_free_turn_take_hook(false);
+}
+
 /*
  * Two busy pages of a pageblock of the case's, put while
  * alloc_contig_range() of each checks its range; the first call from
@@ -265,8 +271,11 @@ static bool turn_try(struct kunit *test, struct file *file,
 	/* The second at once, its page put inside the span */
 	ev = vm_event(test, "pgfree_rcu_drain");
 	busy_put_arm(b, pfn2, &second, 1, span);
-	/* Whatever the time: its drain finds the turn taken */
-	if (take)
+	/*
+	 * Whatever the time: its drain finds the turn taken.  A KUnit action
+	 * gives it back, also when the case dies before it does.
+	 */
+	if (take && !kunit_add_action_or_reset(test, turn_release, NULL))
 		rcu_free_turn_take_hook(true);
 	wake_up_process(task);
 	/* 10 s are a hang guard */
@@ -282,14 +291,14 @@ static bool turn_try(struct kunit *test, struct file *file,
 	migrate_enable();
 	if (!wait_for_completion_timeout(&call->done, 30 * HZ)) {
 		if (take)
-			rcu_free_turn_take_hook(false);
+			kunit_release_action(test, turn_release, NULL);
 		busy_put_disarm(b);
 		put_task_struct(task);
 		KUNIT_FAIL(test, "the second alloc_contig_range() hung (30 s)");
 		return false;
 	}
 	if (take)
-		rcu_free_turn_take_hook(false);
+		kunit_release_action(test, turn_release, NULL);
 	busy_put_disarm(b);
 	put_task_struct(task);
 	t->ret2 = call->ret;
