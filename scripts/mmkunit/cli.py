@@ -900,6 +900,9 @@ def main(argv: List[str]) -> int:
 	mu.add_argument('--per-boot', dest='per_boot', type=int, default=1,
 			help='MODE=schemata: up to N switched mutants one after another in one boot '
 			'(default 1: a boot per mutant; docs/mutate.rst)')
+	mu.add_argument('--reach', default='case', choices=('case', 'suite'),
+			help='boots of several: a mutant runs only the cases that reached it in the '
+			'baseline (case, the default) or every case of those suites (suite)')
 	mu.add_argument('--only', default='', help='name globs of the mutants to run, '
 			'comma-separated (default: every mutant of the selection)')
 	mu.add_argument('--alt', default='', help='NAME[,NAME...] of patches/variants/ to run '

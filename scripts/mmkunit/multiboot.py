@@ -4,7 +4,8 @@ one after another in one boot of the schemata kernel.
 
 The guest boots with kunit.autorun=0 (the suites' debugfs directories
 exist, nothing runs) and a busybox /init that, for each mutant of the
-plan, writes its id to /sys/kernel/debug/mm_mutant/active, runs the
+plan, writes its id to /sys/kernel/debug/mm_mutant/active and the cases
+that reach it to mm_mutant/cases (KUnit skips the others), runs the
 suites that reach it through their debugfs "run" files, prints their
 "results" (a KTAP document each) and the kernel log of the mutant's span
 (dmesg -c) between markers, and writes 0 back.  A mutant whose results
@@ -46,6 +47,7 @@ MAX_TRIES = 3
 STOP_GRACE = 2.0
 
 _NAME_RE = re.compile(r'^\w+$')
+_CASE_RE = re.compile(r'^\w+(\.\w+)?$')
 
 
 # ------------------------------------------------------------ the guest
@@ -57,18 +59,23 @@ def _ere(pattern: str) -> str:
 	return pattern
 
 
-def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
-		stop: bool = True) -> str:
+def init_script(plan: List[tuple], every: int = CHECK_EVERY, stop: bool = True) -> str:
 	"""The busybox /init of one boot: the mutants of @plan (id, the suites
-	that reach it, in run order) one after another, a clean check of the
-	suites used since the last one after every @every mutants and at the
-	end (@every 0: none); with @stop a mutant's first failing suite ends
-	it, and the guest reboots after a mutant that failed, tainted or
-	printed a splat, and after a failed check."""
-	for mid, suites in plan:
+	that reach it, in run order, and optionally the cases they keep for it,
+	"SUITE.CASE" or a whole "SUITE"; none: every case) one after another,
+	a clean check of the suites used since the last one (every case) after
+	every @every mutants and at the end (@every 0: none); with @stop a
+	mutant's first failing suite ends it, and the guest reboots after a
+	mutant that failed, tainted or printed a splat, and after a failed
+	check."""
+	for entry in plan:
+		mid, suites = entry[0], entry[1]
+		cases = entry[2] if len(entry) > 2 else []
 		if not isinstance(mid, int) or mid < 0 or not suites or \
-		   not all(_NAME_RE.match(s) for s in suites):
-			raise Error(f'multiboot: bad plan entry {mid} {suites}')
+		   not all(_NAME_RE.match(s) for s in suites) or \
+		   not all(_CASE_RE.match(c) and c.split('.')[0] in suites for c in cases) or \
+		   (cases and not all(any(c.split('.')[0] == s for c in cases) for s in suites)):
+			raise Error(f'multiboot: bad plan entry {entry}')
 	splat = _ere(judge.SPLAT_RE.pattern)
 	ignore = judge.SPLAT_IGNORE_RE.pattern.replace(r'\s', '[[:space:]]').replace(r'\d', '[0-9]')
 	out = [
@@ -121,12 +128,14 @@ def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
 		'\techo "$M end-results $1"',
 		"\t$B grep -q '^ok 1 ' $W/r || bad=1",
 		'}',
+		'# mutant ID SUITE...: with the cases of $C (blank: every case)',
 		'mutant() {',
 		'\tid=$1',
 		'\tshift',
 		'\tgap',
 		'\tbad=0',
 		'\techo "$M begin $id $(up)"',
+		'\techo "$C" > $D/mm_mutant/cases',
 		'\techo $id > $D/mm_mutant/active',
 		'\t# a failing suite kills: the others need not run',
 		'\tfor s in "$@"; do',
@@ -134,6 +143,7 @@ def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
 		'\t\tif [ $bad = 1 ] && [ $STOP = 1 ]; then break; fi',
 		'\tdone',
 		'\techo 0 > $D/mm_mutant/active',
+		'\techo > $D/mm_mutant/cases',
 		'\tklog',
 		'\t[ "$(taint)" = "$T" ] || bad=1',
 		'\tT=$(taint)',
@@ -162,7 +172,9 @@ def init_script(plan: List[Tuple[int, List[str]]], every: int = CHECK_EVERY,
 		'echo "$M ready $($B ls $D/kunit | $B wc -l)"',
 	]
 	used: List[str] = []
-	for n, (mid, suites) in enumerate(plan, 1):
+	for n, entry in enumerate(plan, 1):
+		mid, suites = entry[0], entry[1]
+		out.append(f"C='{' '.join(entry[2] if len(entry) > 2 else [])}'")
 		out.append(f'mutant {mid} ' + ' '.join(suites))
 		used += [s for s in suites if s not in used]
 		if every and n % every == 0 and used:
@@ -455,8 +467,9 @@ def decide(con: Console, ids: List[int], judge_span: Callable[[Span], Dict[str, 
 
 # ------------------------------------------------------------ the runner
 
-APPEND = ('console=ttyS0 panic=-1 rdinit=/init kunit.autorun=0 loglevel=5 mm_mutant=0 '
-	  'kunit.filter=speed>slow')
+# no kunit.filter: every suite, the race suites too, gets its debugfs
+# directory (nothing runs at boot); a plan names the suites each mutant runs
+APPEND = 'console=ttyS0 panic=-1 rdinit=/init kunit.autorun=0 loglevel=5 mm_mutant=0'
 
 
 class MultiBoot:
@@ -464,8 +477,9 @@ class MultiBoot:
 	@sch's kernel), @per_boot mutants at most per boot; the consoles go to
 	@logs/multiboot-*.log."""
 
-	def __init__(self, sch, per_boot: int, logs: str):
+	def __init__(self, sch, per_boot: int, logs: str, cases: bool = True):
 		self.sch = sch
+		self.cases = cases		# a mutant runs only the cases that reach it
 		self.per_boot = per_boot
 		self.logs = logs
 		self.work = os.path.join(BUILD, 'mutate', 'multiboot')
@@ -485,9 +499,31 @@ class MultiBoot:
 		return self.sch.base.timeout or 300
 
 	def suites_of(self, m) -> List[str]:
+		"""The functional suites that reach @m, in the baseline's order."""
 		reach = self.sch.reach.get(self.sch.ids[m.name], set())
 		order = self.sch.suite_order
 		return sorted(reach, key=lambda s: (order.index(s) if s in order else len(order), s))
+
+	def races_of(self, m) -> List[str]:
+		"""The race suites that reach @m when it is a mutant for them."""
+		sch = self.sch
+		if not getattr(m, 'races', False) or getattr(sch, 'base_race_fail', None) is None:
+			return []
+		return sorted(getattr(sch, 'race_reach', {}).get(sch.ids[m.name], set()))
+
+	def races_here(self, m) -> bool:
+		"""@m's race suites run in its boot of several, after its functional
+		suites (only when those did not kill it): each runs again from
+		debugfs cleanly."""
+		races = self.races_of(m)
+		return bool(races) and all(s in self.ok for s in races)
+
+	def plan_of(self, m) -> tuple:
+		"""Mutant @m's plan entry: its id, the suites that reach it and,
+		with @cases, the cases of them that reach it."""
+		suites = self.suites_of(m) + (self.races_of(m) if self.races_here(m) else [])
+		return (self.sch.ids[m.name], suites,
+			self.sch.cases_of(m, suites) if self.cases else [])
 
 	def eligible(self, m) -> bool:
 		"""Mutant @m may run in a boot of several: switched, reached by the
@@ -503,16 +539,21 @@ class MultiBoot:
 		base = self.sch.base
 		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected,
 					   f'no progress for {self.stall()} s, or a crash')
-		return {k: v for k, v in base.failed(cases).items() if k not in self.sch.base_fail}
+		return {k: v for k, v in base.failed(cases).items() if k not in self.base_fails()}
 
-	def stall_for(self, plan: List[Tuple[int, List[str]]]) -> int:
+	def base_fails(self) -> Set[str]:
+		"""What fails with no mutant active, functional and race: it kills
+		no mutant."""
+		return set(self.sch.base_fail) | set(getattr(self.sch, 'base_race_fail', None) or ())
+
+	def stall_for(self, plan: List[tuple]) -> int:
 		"""A hang in a boot of @plan: no marker for four times the longest
 		of its suites in the debugfs baseline and a minute, at most the
 		mutant timeout."""
-		longest = max((self.seconds.get(s, 60.0) for _, sts in plan for s in sts), default=60.0)
+		longest = max((self.seconds.get(s, 60.0) for e in plan for s in e[1]), default=60.0)
 		return int(min(self.stall(), 4 * longest + 60))
 
-	def boot(self, plan: List[Tuple[int, List[str]]], tag: str, every: int, stop: bool,
+	def boot(self, plan: List[tuple], tag: str, every: int, stop: bool,
 		 timeout: float, stall: int = 0):
 		"""One boot of @plan: (the console split, proc.Result, its path)."""
 		from . import kernel
@@ -525,13 +566,14 @@ class MultiBoot:
 			shutil.copy(kernel.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
 		cpio = kernel.pack_initramfs(root, init_script(plan, every, stop),
 					     os.path.join(self.work, 'initramfs.cpio'))
-		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio, APPEND)
+		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio,
+				      ' '.join([APPEND] + self.race_params()))
 		path = os.path.join(self.logs, f'multiboot-{tag}.log')
 		# a hang: no marker for the mutant timeout (a guest that keeps
 		# printing stall reports is hung all the same)
 		# a splat, or a case failing in a mutant's span, decides: nothing
 		# after it counts, so the guest is stopped soon after
-		stop = None if tag == 'baseline' else Stopper(self.sch.base_fail)
+		stop = None if tag == 'baseline' else Stopper(self.base_fails())
 		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
 					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
 					  stop_on=stop, stop_grace=STOP_GRACE)
@@ -540,6 +582,12 @@ class MultiBoot:
 		self.boots += 1
 		self.boot_seconds += r.seconds
 		return parse_console(lines), r, path
+
+	def race_params(self) -> List[str]:
+		"""The race boots' kernel parameters (the read budget), for the
+		race suites run here."""
+		args = self.sch.base.race_args() if hasattr(self.sch.base, 'race_args') else []
+		return [a.split('=', 1)[1] for a in args if a.startswith('--kernel_args=')]
 
 	def baseline(self, suites: List[str]) -> None:
 		"""@suites run twice from debugfs with no mutant active: those whose
@@ -590,9 +638,9 @@ class MultiBoot:
 		fruitless = 0
 		while queue:
 			batch = queue[:self.per_boot]
-			plan = [(sch.ids[m.name], self.suites_of(m)) for m in batch]
+			plan = [self.plan_of(m) for m in batch]
 			by_id = {sch.ids[m.name]: m for m in batch}
-			est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in sts)) for _, sts in plan)
+			est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in e[1])) for e in plan)
 			tag = f'{self.boots + 1:03d}'
 			con, r, path = self.boot(plan, tag, CHECK_EVERY, True, self.stall() + 60 + 10 * est,
 						 self.stall_for(plan))
@@ -642,7 +690,7 @@ class MultiBoot:
 				if m.name in verdicts:
 					v = verdicts[m.name]
 					o.guest_seconds = v.seconds
-					o = sch.conclude(m, o, v.kills, log)
+					o = sch.conclude(m, o, v.kills, log, races_done=self.races_here(m))
 				else:
 					self.alone.add(m.name)
 					log.write('mutate: a boot of its own\n')

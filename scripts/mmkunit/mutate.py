@@ -1201,13 +1201,15 @@ CACHE = os.path.join(MUTATE_DIR, 'cache.json')
 SCHEMATA_JOURNAL = os.path.join(MUTATE_DIR, 'schemata.json')
 
 
-def cache_env(mode: str, glob: str, race_reads: int = RACE_READS) -> str:
+def cache_env(mode: str, glob: str, race_reads: int = RACE_READS, reach: str = 'case') -> str:
 	"""What every mutant's result depends on besides its own patch and the
-	suites: the mode, SUITE=, the race suites' read budget, the base
-	kernel, the kunitconfigs, the switch (MODE=schemata), the architecture."""
+	suites: the mode, SUITE=, the race suites' read budget, REACH=, the
+	base kernel, the kunitconfigs, the switch (MODE=schemata), the
+	architecture."""
 	from . import arch
 	_key, head = tree.read_keyfile(tree.TREE + '.key')
-	parts = [str(FORMAT), mode, glob, str(race_reads), arch.current().name]
+	parts = [str(FORMAT), mode, glob, str(race_reads), arch.current().name] + \
+		([] if reach == 'case' else [f'reach={reach}'])
 	try:
 		series = tree.series_patches()
 		parts.append(tree_git(['rev-parse', patch_commits(series)[0] + '^']).stdout.strip()
@@ -1326,7 +1328,8 @@ def cmd_mutate(args) -> int:
 	# reach it as they were)
 	cache = schemata.Cache(CACHE)
 	race_reads = getattr(args, 'race_reads', RACE_READS)
-	env = cache_env(mode, args.filter_glob, race_reads)
+	reach_by = getattr(args, 'reach', 'case')
+	env = cache_env(mode, args.filter_glob, race_reads, reach_by)
 	suites = suites_now()
 	patch_texts: Dict[str, str] = {}
 	for p in {m.patch for m in mine} | {m.alt for m in mine if m.alt}:
@@ -1341,7 +1344,7 @@ def cmd_mutate(args) -> int:
 		r.update({k: entry['result'][k] for k in RESULT_KEYS})
 		r['reused'] = True
 		r['run'] = entry.get('run', '')
-		r['reach'] = entry.get('reach') or []
+		r['reach'] = [x for x in entry.get('reach') or [] if '.' not in x]
 		settle(m, r)
 
 	todo: List[Mutant] = []
@@ -1384,7 +1387,7 @@ def cmd_mutate(args) -> int:
 		still = []
 		for m in todo:
 			if sch.switched(m.name):
-				reach = sch.reach_of(m)
+				reach = sch.reach_key(m) if reach_by == 'case' else sch.reach_of(m)
 				entry = None if getattr(args, 'fresh', False) else cache.get(keys[m.name])
 				if schemata.reusable(entry, suites, reach):
 					reuse(m, entry)
@@ -1421,7 +1424,8 @@ def cmd_mutate(args) -> int:
 			r[key] = round(r[key], 1)
 		cache.put(keys[m.name], {'name': m.name, 'run': r['run'],
 					 'result': {x: r[x] for x in RESULT_KEYS},
-					 'reach': r['reach'] if switched else None,
+					 'reach': (sorted(sch.reach_key(m)) if reach_by == 'case' else r['reach'])
+					 if switched else None,
 					 'suites': suites})
 		cache.save()
 		settle(m, r)
@@ -1456,10 +1460,13 @@ def cmd_mutate(args) -> int:
 			several = [m for m in todo if sch.switched(m.name) and not m.alt and
 				   sch.reach.get(sch.ids[m.name])]
 			if several:
-				mb = multiboot.MultiBoot(sch, per_boot, runner.logs)
+				mb = multiboot.MultiBoot(sch, per_boot, runner.logs, reach_by == 'case')
 				used = {s for m in several for s in sch.reach[sch.ids[m.name]]}
-				mb.baseline(sorted(used, key=lambda s: (sch.suite_order.index(s)
-									if s in sch.suite_order else 0, s)))
+				# the race suites too: a survivor runs them in its boot
+				used |= {s for m in several for s in mb.races_of(m)}
+				order = sch.suite_order
+				mb.baseline(sorted(used, key=lambda s: (order.index(s) if s in order
+									else len(order), s)))
 		for k, m in enumerate(todo, 1):
 			elapsed = time.monotonic() - t0
 			mean = sum(spent) / len(spent) if spent else 0.0

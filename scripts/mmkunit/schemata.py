@@ -489,21 +489,29 @@ def error_ids(log_text: str, files: Dict[str, Dict[int, Tuple[int, int]]]) -> Tu
 
 # ------------------------------------------------------------ reach
 
-REACH_RE = re.compile(r'mm_mutant: reached in (\S+): ([\d,]+)')
+# "SUITE.CASE" after a case, "SUITE" after a suite's init and at its end
+REACH_RE = re.compile(r'mm_mutant: reached in (\w+)(?:\.(\w+))?: ([\d,]+)')
 
 
-def parse_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
-	"""id -> the suites during which it ran, from a boot's kernel log (the
-	lines the switch prints after each suite)."""
+def parse_case_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
+	"""id -> where it ran, from a boot's kernel log (the lines the switch
+	prints): "SUITE.CASE" during a case, "SUITE" during a suite's init or
+	exit, or between suites (what no one case owns)."""
 	out: Dict[int, Set[str]] = {}
 	for line in log_lines:
 		m = REACH_RE.search(line)
 		if not m:
 			continue
-		for x in m.group(2).split(','):
+		where = m.group(1) + ('.' + m.group(2) if m.group(2) else '')
+		for x in m.group(3).split(','):
 			if x.isdigit():
-				out.setdefault(int(x), set()).add(m.group(1))
+				out.setdefault(int(x), set()).add(where)
 	return out
+
+
+def parse_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
+	"""id -> the suites during which it ran, from a boot's kernel log."""
+	return {i: {w.split('.')[0] for w in ws} for i, ws in parse_case_reach(log_lines).items()}
 
 
 def reach_order(log_lines: List[str]) -> List[str]:
@@ -513,6 +521,17 @@ def reach_order(log_lines: List[str]) -> List[str]:
 		m = REACH_RE.search(line)
 		if m and m.group(1) not in out:
 			out.append(m.group(1))
+	return out
+
+
+def case_list(suites: List[str], where: Set[str]) -> List[str]:
+	"""What a run of @suites keeps for a mutant that ran at @where
+	(parse_case_reach()): a suite whose init, exit or surroundings ran it
+	whole, else the cases of it that ran it."""
+	out: List[str] = []
+	for s in suites:
+		cases = sorted(w for w in where if w.startswith(s + '.'))
+		out += [s] if s in where or not cases else cases
 	return out
 
 
@@ -784,8 +803,11 @@ class SchemataRunner:
 		self.lines: Dict[str, Dict[int, Tuple[int, int]]] = {}
 		self.mutants = {m.name: m for m in mutants}
 		self.reach: Dict[int, Set[str]] = {}
+		# id -> "SUITE.CASE" / "SUITE" where it ran (parse_case_reach())
+		self.case_reach: Dict[int, Set[str]] = {}
 		self.suite_order: List[str] = []	# the reaching suites as the baseline ran them
 		self.race_reach: Dict[int, Set[str]] = {}
+		self.race_case_reach: Dict[int, Set[str]] = {}
 		self.base_fail: Set[str] = set()
 		self.base_race_fail: Optional[Set[str]] = None
 		self.switch_text = ''
@@ -889,6 +911,7 @@ class SchemataRunner:
 		cases, g, b = self.boot(False, 0, log)
 		self.base_fail = set(base.failed(cases))
 		self.reach = parse_reach(b.log_lines)
+		self.case_reach = parse_case_reach(b.log_lines)
 		self.suite_order = reach_order(b.log_lines)
 		if not base.timeout:
 			base.timeout = int(min(300, max(120, 5 * g)))
@@ -898,6 +921,7 @@ class SchemataRunner:
 			cases, rg, b = self.boot(True, 0, log)
 			self.base_race_fail = set(base.failed(cases))
 			self.race_reach = parse_reach(b.log_lines)
+			self.race_case_reach = parse_case_reach(b.log_lines)
 		return g, rg
 
 	def run(self, m, log):
@@ -924,13 +948,14 @@ class SchemataRunner:
 			kills = {k: v for k, v in base.failed(cases).items() if k not in self.base_fail}
 		return self.conclude(m, o, kills, log)
 
-	def conclude(self, m, o, kills: Dict[str, str], log):
+	def conclude(self, m, o, kills: Dict[str, str], log, races_done: bool = False):
 		"""Outcome @o of mutant @m from @kills, the new failures of its
-		functional suites: when there are none and it is a mutant for the
+		functional suites (and of its race suites when @races_done: a boot
+		of several ran them): when there are none and it is a mutant for the
 		race suites that they reach, the race suites boot too."""
 		base = self.base
 		i = self.ids[m.name]
-		race = self.race_reach.get(i, set()) if m.races else set()
+		race = self.race_reach.get(i, set()) if m.races and not races_done else set()
 		if not kills and race and self.base_race_fail is not None:
 			# the one race suite that reaches it, or all of them
 			cases, o.races_seconds, _b = self.boot(True, i, log,
@@ -943,6 +968,19 @@ class SchemataRunner:
 			o.reason = kills[o.killer]
 			o.killers = sorted(kills)[:20]
 		return o
+
+	def cases_of(self, m, suites: List[str]) -> List[str]:
+		"""What a boot of several keeps of @suites for mutant @m
+		(case_list())."""
+		i = self.ids[m.name]
+		return case_list(suites, self.case_reach.get(i, set()) | self.race_case_reach.get(i, set()))
+
+	def reach_key(self, m) -> Set[str]:
+		"""What a cached result of @m depends on: the suites that reach it
+		and, where a boot of several keeps only some cases, those cases."""
+		i = self.ids[m.name]
+		return self.reach_of(m) | self.case_reach.get(i, set()) | \
+			(self.race_case_reach.get(i, set()) if m.races else set())
 
 	def reach_of(self, m) -> Set[str]:
 		"""The suites that reach mutant @m: functional, and the race ones

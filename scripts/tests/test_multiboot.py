@@ -18,7 +18,7 @@ import unittest
 from typing import List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from mmkunit import multiboot, mutate  # noqa: E402
+from mmkunit import multiboot, mutate, schemata  # noqa: E402
 from mmkunit.multiboot import MARK  # noqa: E402
 
 BUSYBOX = '/bin/busybox'
@@ -46,6 +46,7 @@ cat)
 		[ -f "$F/splat.$id" ] && echo "[   12.5] WARNING: CPU: 1 PID: 9 at mm/rmap.c:10 f+0x1/0x2" >> "$F/dmesg"
 		[ -f "$F/taint.$id" ] && echo 512 > "$F/proc/sys/kernel/tainted"
 		echo "[   12.6] mm_mutant: reached in $s: 3" >> "$F/dmesg"
+		echo "[   12.7] cases kept: $(cat "$F/d/mm_mutant/cases")" >> "$F/dmesg"
 		r=ok
 		[ -f "$F/fail.$id" ] && r='not ok'
 		printf 'KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: %s\n    1..1\n' "$s"
@@ -65,7 +66,7 @@ def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), ta
 		raise RuntimeError(f'{BUSYBOX} missing: apt-get install busybox-static')
 	d = tempfile.mkdtemp(prefix='multiboot-')
 	try:
-		suites = {s for _, ss in plan for s in ss}
+		suites = {s for e in plan for s in e[1]}
 		for s in suites:
 			os.makedirs(os.path.join(d, 'd', 'kunit', s))
 			open(os.path.join(d, 'd', 'kunit', s, 'run'), 'w').close()
@@ -142,11 +143,47 @@ class TestScript(unittest.TestCase):
 		self.assertEqual(text.count(f'echo "$M done"'), 1)
 		# no check at all when asked for none (the debugfs baseline)
 		self.assertNotIn('\ncheck ', multiboot.init_script(plan, every=0))
-		for bad in ([(1, [])], [(1, ['a b'])], [(-1, ['a'])], [(1, ['a;reboot'])]):
+		for bad in ([(1, [])], [(1, ['a b'])], [(-1, ['a'])], [(1, ['a;reboot'])],
+			    # a case of a suite the mutant does not run, a suite
+			    # with no case kept, a case name the shell would split
+			    [(1, ['a'], ['b.c'])], [(1, ['a', 'b'], ['a.c'])],
+			    [(1, ['a'], ['a.c d'])]):
 			with self.assertRaises(Exception):
 				multiboot.init_script(bad)
 		p = subprocess.run([BUSYBOX, 'sh', '-n', '-c', text], stderr=subprocess.PIPE, text=True)
 		self.assertEqual(p.returncode, 0, p.stderr)
+
+
+class TestCases(unittest.TestCase):
+	# a mutant's suites run with the list of the cases that reach it in
+	# mm_mutant/cases, cleared after it: the next mutant without a list
+	# and the clean check run every case
+	def test_cases_written(self):
+		plan = [(3, ['lazyfree_thp', 'shmem_read'], ['lazyfree_thp.a', 'lazyfree_thp.b',
+							    'shmem_read']),
+			(5, ['lazyfree_thp'])]
+		con = multiboot.parse_console(simulate(plan))
+		kept = [[ln.split('cases kept:')[1].strip() for ln in sp.klog if 'cases kept:' in ln]
+			for sp in con.spans]
+		self.assertEqual([(sp.kind, sp.id) for sp in con.spans],
+				 [('mutant', 3), ('mutant', 5), ('check', 0)])
+		self.assertEqual(kept, [['lazyfree_thp.a lazyfree_thp.b shmem_read'] * 2, [''], ['', '']])
+
+	# the plan entry of a mutant: its suites, and the cases of them that
+	# reached it (a suite whose init or exit reached it: whole)
+	def test_plan_of(self):
+		sch = FakeSchemata(2)
+		sch.reach = {1: {'lazyfree_thp', 'shmem_read'}, 2: {'lazyfree_thp'}}
+		sch.suite_order = ['shmem_read', 'lazyfree_thp']
+		sch.case_reach = {1: {'lazyfree_thp.a', 'shmem_read', 'shmem_read.x'},
+				  2: {'lazyfree_thp.b', 'lazyfree_thp.a'}}
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		self.assertEqual(mb.plan_of(M('m1')), (1, ['shmem_read', 'lazyfree_thp'],
+						       ['shmem_read', 'lazyfree_thp.a']))
+		self.assertEqual(mb.plan_of(M('m2')), (2, ['lazyfree_thp'],
+						       ['lazyfree_thp.a', 'lazyfree_thp.b']))
+		mb.cases = False
+		self.assertEqual(mb.plan_of(M('m2')), (2, ['lazyfree_thp'], []))
 
 
 class TestBoots(unittest.TestCase):
@@ -377,14 +414,22 @@ class FakeSchemata:
 		self.tree_dir = self.build_dir = '/nonexistent'
 		self.ids = {f'm{i}': i for i in range(1, n + 1)}
 		self.reach = {i: {'lazyfree_thp'} for i in range(1, n + 1)}
+		self.case_reach = {i: {'lazyfree_thp.lazyfree_thp_case'} for i in range(1, n + 1)}
 		self.suite_order = ['lazyfree_thp']
 		self.base_fail = set()
 		self.alone_runs = []
+		self.concluded = []
 
 	def switched(self, name):
 		return True
 
-	def conclude(self, m, o, kills, log):
+	def cases_of(self, m, suites):
+		i = self.ids[m.name]
+		return schemata.case_list(suites, self.case_reach.get(i, set()) |
+					  getattr(self, 'race_case_reach', {}).get(i, set()))
+
+	def conclude(self, m, o, kills, log, races_done=False):
+		self.concluded.append((m.name, races_done))
 		return _conclude(self, m, o, kills)
 
 	def run(self, m, log):
@@ -417,7 +462,8 @@ class TestRun(unittest.TestCase):
 		plans = []
 
 		def boot(plan, tag, every, stop, timeout, stall=0):
-			plans.append([i for i, _ in plan])
+			plans.append([e[0] for e in plan])
+			self.assertTrue(all(e[2] == ['lazyfree_thp.lazyfree_thp_case'] for e in plan))
 			first = len(plans) == 1
 			lines = simulate(plan, every=3, fail=[2, 9], crash=[4],
 					 dirty_check=(len(plans) == 3))
@@ -474,6 +520,46 @@ class TestConclude(unittest.TestCase):
 		o = sch.conclude(b, mutate.Outcome('survived'), {}, None)
 		self.assertEqual((o.status, o.killer, o.races_seconds), ('killed', 'lockless_read_race.x', 7.0))
 		self.assertEqual(booted, [(True, 2, 'lockless_read_race')])
+		# its race suites already ran in its boot of several: no race boot
+		booted.clear()
+		o = sch.conclude(b, mutate.Outcome('survived'), {}, None, races_done=True)
+		self.assertEqual((o.status, booted), ('survived', []))
+
+	# a race mutant's race suites run in its boot of several, after its
+	# functional suites and with the race cases that reach it, when they
+	# ran again cleanly in the debugfs baseline; else the race boot of its
+	# own stays; what fails in the race baseline kills no mutant
+	def test_races_in_boot(self):
+		sch = FakeSchemata(3)
+		sch.base.race_args = lambda: ['--kernel_args=lockless_read_race_kunit.reads=25000']
+		sch.race_reach = {1: {'lockless_read_race'}, 3: {'lockless_read_race'}}
+		sch.race_case_reach = {1: {'lockless_read_race.lockless_read_race_cut'}}
+		sch.base_race_fail = {'lockless_read_race.flaky'}
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		mb.ok = ['lazyfree_thp', 'lockless_read_race']
+		m1, m2, m3 = M('m1'), M('m2'), M('m3')
+		m1.races = m2.races = True		# m3 is no mutant for the race suites
+		self.assertEqual(mb.plan_of(m1), (1, ['lazyfree_thp', 'lockless_read_race'],
+						  ['lazyfree_thp.lazyfree_thp_case',
+						   'lockless_read_race.lockless_read_race_cut']))
+		self.assertEqual(mb.plan_of(m2), (2, ['lazyfree_thp'], ['lazyfree_thp.lazyfree_thp_case']))
+		self.assertEqual(mb.plan_of(m3), (3, ['lazyfree_thp'], ['lazyfree_thp.lazyfree_thp_case']))
+		self.assertEqual(mb.race_params(), ['lockless_read_race_kunit.reads=25000'])
+		self.assertEqual(mb.base_fails(), {'lockless_read_race.flaky'})
+		self.assertTrue(mb.races_here(m1) and not mb.races_here(m2))
+		mb.ok = ['lazyfree_thp']
+		self.assertFalse(mb.races_here(m1))
+		self.assertEqual(mb.plan_of(m1)[1], ['lazyfree_thp'])
+		# the guest runs the race suite after the functional one and stops
+		# at the first failing suite
+		lines = simulate([mb.plan_of(m1)[:2] + ([],)], fail=[1])
+		con = multiboot.parse_console(lines)
+		self.assertEqual(con.spans[0].order, ['lazyfree_thp'])
+		mb.ok = ['lazyfree_thp', 'lockless_read_race']
+		lines = simulate([mb.plan_of(m1)])
+		con = multiboot.parse_console(lines)
+		self.assertEqual(con.spans[0].order, ['lazyfree_thp', 'lockless_read_race'])
+		self.assertEqual(con.spans[-1].order, ['lazyfree_thp', 'lockless_read_race'])
 
 
 class TestRaceReads(unittest.TestCase):

@@ -434,6 +434,34 @@ class TestReach(unittest.TestCase):
 			41: {'rcu_free_grace'}})
 		self.assertEqual(schemata.parse_reach(['nothing here\n']), {})
 
+	# the lines after each case, after a suite's init and at its end: per
+	# id, where it ran; the suites come from them, and a run keeps a
+	# suite's cases that reached the id, or the whole suite when its init,
+	# exit or what ran between suites reached it
+	def test_parse_case_reach(self):
+		log = ['[    2.000000] mm_mutant: reached in lazyfree_thp: 5\n',
+		       '[    2.100000] mm_mutant: reached in lazyfree_thp.lazyfree_thp_split: 1,2\n',
+		       '[    2.200000] mm_mutant: reached in lazyfree_thp.lazyfree_thp_dirty: 2\n',
+		       '[    3.000000] mm_mutant: reached in shmem_read.shmem_read_hole: 2,5\n']
+		where = schemata.parse_case_reach(log)
+		self.assertEqual(where, {
+			1: {'lazyfree_thp.lazyfree_thp_split'},
+			2: {'lazyfree_thp.lazyfree_thp_split', 'lazyfree_thp.lazyfree_thp_dirty',
+			    'shmem_read.shmem_read_hole'},
+			5: {'lazyfree_thp', 'shmem_read.shmem_read_hole'}})
+		self.assertEqual(schemata.parse_reach(log), {
+			1: {'lazyfree_thp'}, 2: {'lazyfree_thp', 'shmem_read'},
+			5: {'lazyfree_thp', 'shmem_read'}})
+		self.assertEqual(schemata.case_list(['shmem_read', 'lazyfree_thp'], where[2]),
+				 ['shmem_read.shmem_read_hole', 'lazyfree_thp.lazyfree_thp_dirty',
+				  'lazyfree_thp.lazyfree_thp_split'])
+		self.assertEqual(schemata.case_list(['lazyfree_thp', 'shmem_read'], where[5]),
+				 ['lazyfree_thp', 'shmem_read.shmem_read_hole'])
+		# a suite with no line of its own (a race suite's) runs whole
+		self.assertEqual(schemata.case_list(['x'], where[1]), ['x'])
+		# and so does one whose init or exit ran it, whatever its cases
+		self.assertEqual(schemata.case_list(['x', 'y'], {'x', 'x.c', 'y.d'}), ['x', 'y.d'])
+
 
 	# the one glob a mutant's boot runs: its suite, their common start
 	def test_suite_glob(self):
