@@ -15,11 +15,13 @@
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/stacktrace.h>
+#include <linux/swap.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
 
@@ -660,6 +662,89 @@ unsigned long rfk_event_rise(struct kunit *test, const char *name,
 	       time_before(jiffies, deadline))
 		usleep_range(1000, 2000);
 	return rise;
+}
+
+struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
+					     const char *name)
+{
+	const size_t size = RFK_MOVED_FOLIOS * PAGE_SIZE;
+	struct rfk_moved_file *mf;
+	size_t i;
+
+	mf = kunit_kzalloc(test, sizeof(*mf), GFP_KERNEL);
+	if (!mf)
+		return NULL;
+	mf->file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+				 name);
+	mf->data = kunit_kmalloc(test, size, GFP_KERNEL);
+	mf->back = kunit_kzalloc(test, size, GFP_KERNEL);
+	if (!mf->data || !mf->back)
+		return NULL;
+	for (i = 0; i < size; i++)
+		mf->data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+	return mf;
+}
+
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first)
+{
+	loff_t pos = 0;
+	ssize_t ret;
+	int i;
+
+	migrate_disable();
+	for (i = 0; i < RFK_MOVED_FOLIOS; i++)
+		__free_page(first + i);
+	ret = kernel_write(mf->file, mf->data, RFK_MOVED_FOLIOS * PAGE_SIZE,
+			   &pos);
+	migrate_enable();
+	if (ret < 0)
+		return ret;
+	return ret == RFK_MOVED_FOLIOS * PAGE_SIZE ? 0 : -EIO;
+}
+
+int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
+			unsigned long start, unsigned long end)
+{
+	struct folio *folio;
+	unsigned int i;
+
+	for (i = 0; i < RFK_MOVED_FOLIOS; i++) {
+		folio = filemap_lock_folio(mf->file->f_mapping, i);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		folio_set_rcu_free(folio);
+		if (folio_pfn(folio) >= start && folio_pfn(folio) < end)
+			mf->in[mf->nr_in++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!mf->nr_in)
+		kunit_skip(test, "machine: no folio of the file in the range");
+	lru_add_drain_all();
+
+	mf->drains0 = vm_event(test, "pgfree_rcu_drain");
+	mf->held = rfk_hold(test, "the drain that freed the old copies");
+	for (i = 0; i < mf->nr_in; i++)
+		rfk_watch(test, mf->in[i]);
+	return 0;
+}
+
+void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
+			  int ret)
+{
+	const size_t size = RFK_MOVED_FOLIOS * PAGE_SIZE;
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_EQ(test, kernel_read(mf->file, mf->back, size, &pos),
+			size);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    mf->nr_in);
+	if (mf->held)
+		KUNIT_EXPECT_GE(test,
+				vm_event(test, "pgfree_rcu_drain") - mf->drains0,
+				1);
+	KUNIT_EXPECT_EQ(test, memcmp(mf->data, mf->back, size), 0);
 }
 
 struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,

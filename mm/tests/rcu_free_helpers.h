@@ -240,6 +240,77 @@ void rfk_require_contig(struct kunit *test);
 int rfk_alloc_contig(unsigned long start, unsigned long end);
 void rfk_free_contig(unsigned long start, unsigned long nr);
 
+/* Folios of a tmpfs file of the case's, migrated by the path under test */
+#define RFK_MOVED_FOLIOS	16
+
+/**
+ * struct rfk_moved_file - a tmpfs file of the case's whose flagged folios
+ * the path under test migrates (alloc_contig_range(), memory offline)
+ * @file: the file, closed when the case ends
+ * @data: the %RFK_MOVED_FOLIOS pages of bytes written to it
+ * @back: the bytes read back after the path
+ * @in: the flagged folios in the range the path empties
+ * @nr_in: how many
+ * @drains0: pgfree_rcu_drain before the path
+ * @held: the case holds the lists (rfk_hold())
+ */
+struct rfk_moved_file {
+	struct file *file;
+	u8 *data, *back;
+	struct page *in[RFK_MOVED_FOLIOS];
+	unsigned int nr_in;
+	unsigned long drains0;
+	bool held;
+};
+
+/**
+ * rfk_moved_file_create() - the file @name and the bytes it gets
+ * @test: the case, which owns the memory; rfk_case_file() opens the file
+ *	on a tmpfs mount of the case's
+ * @name: the file's name
+ *
+ * Return: the file, not written yet, or NULL if memory ran out.
+ */
+struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
+					     const char *name);
+/**
+ * rfk_moved_file_write() - write the file from pages of this CPU's lists
+ * @mf: the file
+ * @first: the first of %RFK_MOVED_FOLIOS pages the case owns, freed to
+ *	this CPU's pcp lists just before the write, so that the file's
+ *	folios come from them
+ *
+ * Return: 0, the negative result of kernel_write(), or -EIO if it wrote
+ * less than the whole file.
+ */
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first);
+/**
+ * rfk_moved_file_flag() - flag the folios of the file, then watch those
+ * the path must move
+ * @test: the case; skips ("machine: ...") if no folio of the file is in
+ *	the range
+ * @mf: the file, written
+ * @start: the first pfn of the range the path empties
+ * @end: the pfn after it
+ *
+ * The folios in [@start, @end) go to @mf->in; then the frees are held
+ * where the hook is (rfk_hold()) and those folios watched: their last
+ * put is the migration's.
+ *
+ * Return: 0, or the error of the lookup of a folio of the file.
+ */
+int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
+			unsigned long start, unsigned long end);
+/**
+ * rfk_moved_file_check() - expect the path to have returned 0 and left
+ * the file's bytes alone, and (held) the old copies freed by a drain
+ * @test: the case, failed on a difference
+ * @mf: the file, flagged with rfk_moved_file_flag()
+ * @ret: what the path under test returned
+ */
+void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
+			  int ret);
+
 /*
  * A kthread running @fn(@data), bound to a CPU other than this one, not
  * woken yet: called with migration disabled (two CPUs online).
