@@ -747,6 +747,60 @@ void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
 	KUNIT_EXPECT_EQ(test, memcmp(mf->data, mf->back, size), 0);
 }
 
+void rfk_require_memory_failure(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off");
+}
+
+static int rfk_mf_call_fn(void *data)
+{
+	struct rfk_mf_call *call = data;
+
+	if (call->mm)
+		kthread_use_mm(call->mm);
+	call->ret = call->soft ? soft_offline_page(call->pfn, 0) :
+				 memory_failure(call->pfn,
+						MF_SW_SIMULATED | call->flags);
+	if (call->mm)
+		kthread_unuse_mm(call->mm);
+	complete(&call->done);
+	return 0;
+}
+
+void rfk_unpoison_pfn(void *data)
+{
+	unsigned long *pfn = data;
+
+	if (*pfn && PageHWPoison(pfn_to_page(*pfn)))
+		unpoison_memory(*pfn);
+}
+
+struct rfk_mf_call *rfk_mf_call_setup(struct kunit *test,
+				      unsigned long **left_poisoned)
+{
+	struct rfk_mf_call *call;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: memory_failure() runs on one while the case holds the other");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	*left_poisoned = kunit_kzalloc(test, sizeof(**left_poisoned),
+				       GFP_KERNEL);
+	if (!call || !*left_poisoned)
+		return NULL;
+	/* Runs after the exit, which lets what the case left waiting go */
+	if (kunit_add_action_or_reset(test, rfk_unpoison_pfn, *left_poisoned))
+		return NULL;
+	init_completion(&call->done);
+	return call;
+}
+
+struct task_struct *rfk_mf_call_thread(struct rfk_mf_call *call)
+{
+	return rfk_other_cpu_thread(rfk_mf_call_fn, call, "rcu_free_mf");
+}
+
 struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,
 					 const char *name)
 {

@@ -21,6 +21,7 @@
 #define MM_TESTS_RCU_FREE_HELPERS_H
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -310,6 +311,56 @@ int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
  */
 void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
 			  int ret);
+
+/* Skip without CONFIG_MEMORY_FAILURE */
+void rfk_require_memory_failure(struct kunit *test);
+
+/**
+ * struct rfk_mf_call - a memory_failure() (or soft_offline_page()) that a
+ * kthread of the case's makes on a second CPU while the case holds this one
+ * @pfn: the page
+ * @soft: soft_offline_page() instead
+ * @flags: memory_failure()'s, besides MF_SW_SIMULATED
+ * @mm: the thread's while it calls, or NULL
+ * @ret: what the call returned, once @done
+ * @done: completed when the call has returned
+ */
+struct rfk_mf_call {
+	unsigned long pfn;
+	bool soft;
+	int flags;
+	struct mm_struct *mm;
+	int ret;
+	struct completion done;
+};
+
+/**
+ * rfk_unpoison_pfn() - a KUnit action: unpoison the pfn @data points to
+ * @data: an unsigned long, the pfn; 0, or a page no longer poisoned:
+ *	nothing to do
+ */
+void rfk_unpoison_pfn(void *data);
+/**
+ * rfk_mf_call_setup() - the call of a case that runs it on a second CPU
+ * @test: the case; skips ("machine: ...") on one CPU
+ * @left_poisoned: set to the pfn the case's action (rfk_unpoison_pfn())
+ *	unpoisons once the case is over, after its exit; 0: none
+ *
+ * Return: the call, its pfn not set yet, or NULL if memory ran out or the
+ * action could not be added.
+ */
+struct rfk_mf_call *rfk_mf_call_setup(struct kunit *test,
+				      unsigned long **left_poisoned);
+/**
+ * rfk_mf_call_thread() - the kthread that makes @call, not woken yet
+ * @call: set up by rfk_mf_call_setup(), its pfn set
+ *
+ * Called with migration disabled: the thread is bound to a CPU other than
+ * this one.
+ *
+ * Return: the thread, or an ERR_PTR() if it could not be made.
+ */
+struct task_struct *rfk_mf_call_thread(struct rfk_mf_call *call);
 
 /*
  * A kthread running @fn(@data), bound to a CPU other than this one, not
