@@ -15,11 +15,13 @@
 #include <linux/kthread.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
+#include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/stacktrace.h>
+#include <linux/swap.h>
 #include <linux/string.h>
 #include <linux/vmstat.h>
 
@@ -660,6 +662,143 @@ unsigned long rfk_event_rise(struct kunit *test, const char *name,
 	       time_before(jiffies, deadline))
 		usleep_range(1000, 2000);
 	return rise;
+}
+
+struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
+					     const char *name)
+{
+	const size_t size = RFK_MOVED_FOLIOS * PAGE_SIZE;
+	struct rfk_moved_file *mf;
+	size_t i;
+
+	mf = kunit_kzalloc(test, sizeof(*mf), GFP_KERNEL);
+	if (!mf)
+		return NULL;
+	mf->file = rfk_case_file(test, mm_test_mount(test, "tmpfs", "never"),
+				 name);
+	mf->data = kunit_kmalloc(test, size, GFP_KERNEL);
+	mf->back = kunit_kzalloc(test, size, GFP_KERNEL);
+	if (!mf->data || !mf->back)
+		return NULL;
+	for (i = 0; i < size; i++)
+		mf->data[i] = rfk_pattern(i / PAGE_SIZE, i % PAGE_SIZE);
+	return mf;
+}
+
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first)
+{
+	loff_t pos = 0;
+	ssize_t ret;
+	int i;
+
+	migrate_disable();
+	for (i = 0; i < RFK_MOVED_FOLIOS; i++)
+		__free_page(first + i);
+	ret = kernel_write(mf->file, mf->data, RFK_MOVED_FOLIOS * PAGE_SIZE,
+			   &pos);
+	migrate_enable();
+	if (ret < 0)
+		return ret;
+	return ret == RFK_MOVED_FOLIOS * PAGE_SIZE ? 0 : -EIO;
+}
+
+int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
+			unsigned long start, unsigned long end)
+{
+	struct folio *folio;
+	unsigned int i;
+
+	for (i = 0; i < RFK_MOVED_FOLIOS; i++) {
+		folio = filemap_lock_folio(mf->file->f_mapping, i);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		folio_set_rcu_free(folio);
+		if (folio_pfn(folio) >= start && folio_pfn(folio) < end)
+			mf->in[mf->nr_in++] = &folio->page;
+		folio_unlock(folio);
+		folio_put(folio);
+	}
+	if (!mf->nr_in)
+		kunit_skip(test, "machine: no folio of the file in the range");
+	lru_add_drain_all();
+
+	mf->drains0 = vm_event(test, "pgfree_rcu_drain");
+	mf->held = rfk_hold(test, "the drain that freed the old copies");
+	for (i = 0; i < mf->nr_in; i++)
+		rfk_watch(test, mf->in[i]);
+	return 0;
+}
+
+void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
+			  int ret)
+{
+	const size_t size = RFK_MOVED_FOLIOS * PAGE_SIZE;
+	loff_t pos = 0;
+
+	KUNIT_ASSERT_EQ(test, kernel_read(mf->file, mf->back, size, &pos),
+			size);
+	KUNIT_EXPECT_EQ_MSG(test, ret, 0,
+			    "%u folios migrated, their old copies left waiting",
+			    mf->nr_in);
+	if (mf->held)
+		KUNIT_EXPECT_GE(test,
+				vm_event(test, "pgfree_rcu_drain") - mf->drains0,
+				1);
+	KUNIT_EXPECT_EQ(test, memcmp(mf->data, mf->back, size), 0);
+}
+
+void rfk_require_memory_failure(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_MEMORY_FAILURE))
+		kunit_skip(test, "config: CONFIG_MEMORY_FAILURE is off");
+}
+
+static int rfk_mf_call_fn(void *data)
+{
+	struct rfk_mf_call *call = data;
+
+	if (call->mm)
+		kthread_use_mm(call->mm);
+	call->ret = call->soft ? soft_offline_page(call->pfn, 0) :
+				 memory_failure(call->pfn,
+						MF_SW_SIMULATED | call->flags);
+	if (call->mm)
+		kthread_unuse_mm(call->mm);
+	complete(&call->done);
+	return 0;
+}
+
+void rfk_unpoison_pfn(void *data)
+{
+	unsigned long *pfn = data;
+
+	if (*pfn && PageHWPoison(pfn_to_page(*pfn)))
+		unpoison_memory(*pfn);
+}
+
+struct rfk_mf_call *rfk_mf_call_setup(struct kunit *test,
+				      unsigned long **left_poisoned)
+{
+	struct rfk_mf_call *call;
+
+	if (num_online_cpus() < 2)
+		kunit_skip(test,
+			   "machine: needs 2 CPUs: memory_failure() runs on one while the case holds the other");
+	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
+	*left_poisoned = kunit_kzalloc(test, sizeof(**left_poisoned),
+				       GFP_KERNEL);
+	if (!call || !*left_poisoned)
+		return NULL;
+	/* Runs after the exit, which lets what the case left waiting go */
+	if (kunit_add_action_or_reset(test, rfk_unpoison_pfn, *left_poisoned))
+		return NULL;
+	init_completion(&call->done);
+	return call;
+}
+
+struct task_struct *rfk_mf_call_thread(struct rfk_mf_call *call)
+{
+	return rfk_other_cpu_thread(rfk_mf_call_fn, call, "rcu_free_mf");
 }
 
 struct task_struct *rfk_other_cpu_thread(int (*fn)(void *data), void *data,

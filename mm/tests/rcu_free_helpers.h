@@ -21,6 +21,7 @@
 #define MM_TESTS_RCU_FREE_HELPERS_H
 
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/rcupdate.h>
@@ -239,6 +240,127 @@ struct file *rfk_case_file(struct kunit *test, struct vfsmount *mnt,
 void rfk_require_contig(struct kunit *test);
 int rfk_alloc_contig(unsigned long start, unsigned long end);
 void rfk_free_contig(unsigned long start, unsigned long nr);
+
+/* Folios of a tmpfs file of the case's, migrated by the path under test */
+#define RFK_MOVED_FOLIOS	16
+
+/**
+ * struct rfk_moved_file - a tmpfs file of the case's whose flagged folios
+ * the path under test migrates (alloc_contig_range(), memory offline)
+ * @file: the file, closed when the case ends
+ * @data: the %RFK_MOVED_FOLIOS pages of bytes written to it
+ * @back: the bytes read back after the path
+ * @in: the flagged folios in the range the path empties
+ * @nr_in: how many
+ * @drains0: pgfree_rcu_drain before the path
+ * @held: the case holds the lists (rfk_hold())
+ */
+struct rfk_moved_file {
+	struct file *file;
+	u8 *data, *back;
+	struct page *in[RFK_MOVED_FOLIOS];
+	unsigned int nr_in;
+	unsigned long drains0;
+	bool held;
+};
+
+/**
+ * rfk_moved_file_create() - the file @name and the bytes it gets
+ * @test: the case, which owns the memory; rfk_case_file() opens the file
+ *	on a tmpfs mount of the case's
+ * @name: the file's name
+ *
+ * Return: the file, not written yet, or NULL if memory ran out.
+ */
+struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
+					     const char *name);
+/**
+ * rfk_moved_file_write() - write the file from pages of this CPU's lists
+ * @mf: the file
+ * @first: the first of %RFK_MOVED_FOLIOS pages the case owns, freed to
+ *	this CPU's pcp lists just before the write, so that the file's
+ *	folios come from them
+ *
+ * Return: 0, the negative result of kernel_write(), or -EIO if it wrote
+ * less than the whole file.
+ */
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first);
+/**
+ * rfk_moved_file_flag() - flag the folios of the file, then watch those
+ * the path must move
+ * @test: the case; skips ("machine: ...") if no folio of the file is in
+ *	the range
+ * @mf: the file, written
+ * @start: the first pfn of the range the path empties
+ * @end: the pfn after it
+ *
+ * The folios in [@start, @end) go to @mf->in; then the frees are held
+ * where the hook is (rfk_hold()) and those folios watched: their last
+ * put is the migration's.
+ *
+ * Return: 0, or the error of the lookup of a folio of the file.
+ */
+int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
+			unsigned long start, unsigned long end);
+/**
+ * rfk_moved_file_check() - expect the path to have returned 0 and left
+ * the file's bytes alone, and (held) the old copies freed by a drain
+ * @test: the case, failed on a difference
+ * @mf: the file, flagged with rfk_moved_file_flag()
+ * @ret: what the path under test returned
+ */
+void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
+			  int ret);
+
+/* Skip without CONFIG_MEMORY_FAILURE */
+void rfk_require_memory_failure(struct kunit *test);
+
+/**
+ * struct rfk_mf_call - a memory_failure() (or soft_offline_page()) that a
+ * kthread of the case's makes on a second CPU while the case holds this one
+ * @pfn: the page
+ * @soft: soft_offline_page() instead
+ * @flags: memory_failure()'s, besides MF_SW_SIMULATED
+ * @mm: the thread's while it calls, or NULL
+ * @ret: what the call returned, once @done
+ * @done: completed when the call has returned
+ */
+struct rfk_mf_call {
+	unsigned long pfn;
+	bool soft;
+	int flags;
+	struct mm_struct *mm;
+	int ret;
+	struct completion done;
+};
+
+/**
+ * rfk_unpoison_pfn() - a KUnit action: unpoison the pfn @data points to
+ * @data: an unsigned long, the pfn; 0, or a page no longer poisoned:
+ *	nothing to do
+ */
+void rfk_unpoison_pfn(void *data);
+/**
+ * rfk_mf_call_setup() - the call of a case that runs it on a second CPU
+ * @test: the case; skips ("machine: ...") on one CPU
+ * @left_poisoned: set to the pfn the case's action (rfk_unpoison_pfn())
+ *	unpoisons once the case is over, after its exit; 0: none
+ *
+ * Return: the call, its pfn not set yet, or NULL if memory ran out or the
+ * action could not be added.
+ */
+struct rfk_mf_call *rfk_mf_call_setup(struct kunit *test,
+				      unsigned long **left_poisoned);
+/**
+ * rfk_mf_call_thread() - the kthread that makes @call, not woken yet
+ * @call: set up by rfk_mf_call_setup(), its pfn set
+ *
+ * Called with migration disabled: the thread is bound to a CPU other than
+ * this one.
+ *
+ * Return: the thread, or an ERR_PTR() if it could not be made.
+ */
+struct task_struct *rfk_mf_call_thread(struct rfk_mf_call *call);
 
 /*
  * A kthread running @fn(@data), bound to a CPU other than this one, not

@@ -227,9 +227,10 @@ class TestExpected(unittest.TestCase):
 		cfg = [os.path.join(SUITES, '.kunitconfig')]
 		fast = {s.name: s for s in expected.expected_suites(SUITES, cfg, '', False)}
 		for name in ('lazyfree_thp', 'filemap_batch', 'rcu_free_grace', 'rcu_free_drain',
-			     'rcu_free_contig', 'rcu_free_compaction', 'rcu_free_poison', 'rcu_free_cache',
+			     'rcu_free_contig', 'rcu_free_offline', 'rcu_free_compaction',
+			     'rcu_free_poison', 'rcu_free_poison_queued', 'rcu_free_cache',
 			     'rcu_free_bound',
-			     'lockless_read', 'lockless_copy', 'shmem_read'):
+			     'lockless_read', 'lockless_read_aba', 'lockless_copy', 'shmem_read'):
 			self.assertIn(name, fast)
 			self.assertFalse(fast[name].optional, name)
 		self.assertFalse(any(n.endswith(('_race', '_benchmark')) for n in fast), fast)
