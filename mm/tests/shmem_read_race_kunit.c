@@ -33,12 +33,18 @@
 #define RACE_PAGES	16
 #define RACE_CUT	(10 * SZ_PAGE + 100)
 #define RACE_ROUNDS	2000
+
+/* make mutate's race runs take fewer (shmem_read_race_kunit.rounds=N) */
+static int race_rounds = RACE_ROUNDS;
+module_param_named(rounds, race_rounds, int, 0444);
+MODULE_PARM_DESC(rounds, "truncation rounds of the truncation race case");
+
 /*
- * Rounds go on past RACE_ROUNDS, up to this many, until a read has
+ * Rounds go on past race_rounds, up to this many, until a read has
  * overlapped a cut: reads done without folio references (rcu-free) never
  * wait for the truncation, so they overlap one rarely.
  */
-#define RACE_MAX_ROUNDS	(20 * RACE_ROUNDS)
+#define RACE_MAX_ROUNDS	(20 * race_rounds)
 /* The seed of the whole file's first write: the head keeps it */
 #define RACE_SEED	8
 
@@ -140,10 +146,11 @@ KUNIT_ARRAY_PARAM_DESC(cut, shmem_cut_modes, name);
 /*
  * A reader kthread reads the whole file in a loop while this thread cuts
  * off its tail (truncate down, down and up again, or punch a hole) and
- * writes it back with a new seed, RACE_ROUNDS times (more, up to
+ * writes it back with a new seed, race_rounds times (more, up to
  * RACE_MAX_ROUNDS, until a read overlapped a cut); every read keeps
  * shmem_read_cut.h's rule (race_judge()).  Bounded by the round count;
- * reads are counted.  Slow (up to 40 000 rounds): make test runs it in its races stage.  It needs a
+ * reads are counted.  Slow (up to 40 000 rounds; shmem_read_race_kunit.rounds=N
+ * on the command line sets the 2000): make test runs it in its races stage.  It needs a
  * second CPU: on one, a non-preemptible kernel may never run the reader
  * in the middle of a cut.
  */
@@ -158,6 +165,9 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 	if (num_online_cpus() < 2)
 		kunit_skip(test, "machine: needs 2 CPUs for the reader to overlap a cut, %u online",
 			   num_online_cpus());
+	if (race_rounds < 1)
+		kunit_skip(test, "config: shmem_read_race_kunit.rounds=%d, no round to run",
+			   race_rounds);
 
 	rc->cut = c->cut;
 	rc->sf = mm_kunit_file_create(test, "never", RACE_PAGES * SZ_PAGE);
@@ -173,7 +183,7 @@ static void shmem_read_truncate_race_no_stale_bytes(struct kunit *test)
 	rc->reader = task;
 	mm_kunit_defer(test, race_stop_reader, rc);
 
-	for (round = 0; (round < RACE_ROUNDS || !rc->overlapped) &&
+	for (round = 0; (round < race_rounds || !rc->overlapped) &&
 	     round < RACE_MAX_ROUNDS && !rc->bad; round++) {
 		atomic_set_release(&rc->phase, 4 * round + 1);
 		race_cut(test, rc);

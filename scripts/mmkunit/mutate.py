@@ -58,6 +58,11 @@ MODES = ('each', 'schemata')
 # the baseline's): a tenth of make test's RACE_READS, so that a survivor's
 # race boot costs seconds rather than minutes (docs/mutate.rst, "Time")
 RACE_READS = 25000
+# make test's budgets of the race cases (lockless_read_race.h RACE_READS,
+# shmem_read_race_kunit.c RACE_ROUNDS): the truncation rounds of
+# shmem_read_race get the same share as the reads
+SUITE_RACE_READS = 250000
+SUITE_RACE_ROUNDS = 2000
 
 
 def in_scope(path: str) -> bool:
@@ -946,9 +951,13 @@ class Runner:
 
 	def race_args(self) -> List[str]:
 		"""kunit.py arguments of a race boot: the read budget of the
-		lockless_read_race cases (0: theirs, RACE_READS of the suite)."""
-		return ([f'--kernel_args=lockless_read_race_kunit.reads={self.race_reads}']
-			if self.race_reads > 0 else [])
+		lockless_read_race cases and the same share of shmem_read_race's
+		truncation rounds (0: theirs, the suites' own budgets)."""
+		if self.race_reads <= 0:
+			return []
+		rounds = max(1, self.race_reads * SUITE_RACE_ROUNDS // SUITE_RACE_READS)
+		return [f'--kernel_args=lockless_read_race_kunit.reads={self.race_reads}',
+			f'--kernel_args=shmem_read_race_kunit.rounds={rounds}']
 
 	@staticmethod
 	def failed(cases: List[dict]) -> Dict[str, str]:

@@ -594,14 +594,20 @@ class TestRaceReads(unittest.TestCase):
 		return seen
 
 	def test_budget(self):
-		arg = '--kernel_args=lockless_read_race_kunit.reads=123'
-		races, fun, races_each, fun_each = self.boots(123)
+		arg = '--kernel_args=lockless_read_race_kunit.reads=12500'
+		# shmem_read_race's truncation rounds get the same share: 2000 / 20
+		rounds = '--kernel_args=shmem_read_race_kunit.rounds=100'
+		races, fun, races_each, fun_each = self.boots(12500)
 		self.assertIn(arg, races)
+		self.assertIn(rounds, races)
 		self.assertIn('--kernel_args=mm_mutant=3', races)
 		self.assertIn(arg, races_each)
-		self.assertFalse([a for a in fun + fun_each if 'reads=' in a])
+		self.assertIn(rounds, races_each)
+		self.assertFalse([a for a in fun + fun_each if 'reads=' in a or 'rounds=' in a])
 		for extra in self.boots(0):
-			self.assertFalse([a for a in extra if 'reads=' in a])
+			self.assertFalse([a for a in extra if 'reads=' in a or 'rounds=' in a])
+		# never no round at all
+		self.assertIn('--kernel_args=shmem_read_race_kunit.rounds=1', self.boots(1)[0])
 
 	def test_cache_key(self):
 		self.assertNotEqual(mutate.cache_env('schemata', '', 25000),
