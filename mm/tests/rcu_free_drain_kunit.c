@@ -628,8 +628,8 @@ static bool turn_wait_due(void)
  * first drain took its lists are still on the lists (*listed*:
  * rcu_free_nr_listed(), read inside the reader).  A third call that comes
  * meanwhile, rcu_free_sync_turn() (compaction's: with its turn due when it
- * is called), shares the second's drain, which takes what the third
- * caller freed: it returns true (freed) even though the turn is taken
+ * is called), shares the second's drain, the first to start after its
+ * call: it returns true (freed) even though the turn is taken
  * (rcu_free_turn_take_hook()) once it is seen asleep behind the drain in
  * flight; a drain of its own would find no turn and return false.  Every
  * call returns once the reader ends, every page back after its grace
