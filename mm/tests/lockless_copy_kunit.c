@@ -234,6 +234,59 @@ static void lockless_copy_refuses(struct kunit *test)
 			       c->name);
 }
 
+/*
+ * A read of 16 bytes at @at of folio 0 of a hot FMODE_RANDOM ramfs file,
+ * after a last read that ended at @last (f_ra.prev_pos)
+ */
+struct no_access_case {
+	const char *name;
+	loff_t last, at;
+	bool access;		/* the read enters the folio: one access */
+};
+
+static const struct no_access_case no_access_cases[] = {
+	{ "inside the folio the last read ended in", 50, 100, false },
+	{ "from the first byte of the folio the last read ended in", 50, 0,
+	  false },
+	{ "entering the folio from the next one", PAGE_SIZE + 50, 100, true },
+};
+
+KUNIT_ARRAY_PARAM_DESC(no_access, no_access_cases, name);
+
+/*
+ * Patches 13, 17: a read inside the folio the last read ended in is no
+ * access (filemap_read() leaves folio_mark_accessed() out, also from the
+ * folio's first byte, which only shmem counts), so it is copied without a
+ * reference even where marking the folio would change something (here
+ * PG_referenced, cleared by hand); a read that enters the folio is left to
+ * the slow path, which marks it.  The path is told by f_ra.prev_pos, kept
+ * by an FMODE_RANDOM read done without a reference (patch 15).
+ */
+static void lockless_copy_no_access_copied(struct kunit *test)
+{
+	const struct no_access_case *c = test->param_value;
+	struct mm_kunit_file *lf;
+	struct folio *folio;
+
+	lf = lr_hot_file(test, MM_KUNIT_RAMFS, 2 * PAGE_SIZE, 8);
+	lf->file->f_mode |= FMODE_RANDOM;
+	folio = mm_kunit_file_folio(lf, 0);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mm_test_folio_put,
+							folio), 0);
+	KUNIT_ASSERT_TRUE_MSG(test, folio_test_rcu_free(folio),
+			      "the hot folio is not flagged");
+	folio_clear_referenced(folio);
+	lf->file->f_ra.prev_pos = c->last;
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, c->at, 16), 16);
+	KUNIT_EXPECT_EQ_MSG(test, folio_test_referenced(folio), c->access,
+			    "%s: PG_referenced after the read", c->name);
+	KUNIT_EXPECT_EQ_MSG(test, lf->file->f_ra.prev_pos,
+			    c->access ? c->at + 16 : c->last,
+			    "%s: f_ra.prev_pos (kept by a read without a reference)",
+			    c->name);
+}
+
 /* ------------------------------------------------ filemap_read_rcu_in_slot */
 
 /* A fresh xa_state of @lf's page cache */
@@ -368,6 +421,76 @@ static void lockless_copy_in_slot(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, in, c->want,
 			    "%s: the folio found at %lu is%s in the slot of %lu",
 			    c->name, c->index, in ? "" : " not", c->at);
+}
+
+/* The stops after the slot re-check in the case's file (test->priv) */
+struct recheck_count {
+	struct address_space *mapping;
+	unsigned int checks;
+	pgoff_t index, end;	/* what the last one was to copy */
+};
+
+/* The stub of filemap_read_rcu_window(): count the re-checks passed */
+static void recheck_count_fn(struct folio *folio, pgoff_t index, pgoff_t end,
+			     bool checked)
+{
+	struct kunit *test = kunit_get_current_test();
+	struct recheck_count *rc = test ? test->priv : NULL;
+
+	if (!rc || !checked || READ_ONCE(folio->mapping) != rc->mapping)
+		return;
+	rc->checks++;
+	rc->index = index;
+	rc->end = end;
+}
+
+/* Every other read skips the stub again, however the case ends */
+static void recheck_key_off(void *unused)
+{
+	static_branch_disable(&filemap_read_rcu_window_on);
+}
+
+/*
+ * Patch 14: a read of 16 pages inside a hot PMD-size tmpfs folio (no
+ * access: the last read ended in it) is copied after one lookup and one
+ * slot re-check for the folio, of the slot of the last page ("one more
+ * lookup per folio"), not one per page.  The re-checks passed are counted
+ * by our test hook filemap_read_rcu_window(); without it the case skips.
+ */
+static void lockless_copy_one_recheck_per_folio(struct kunit *test)
+{
+	struct mm_kunit_reader *r;
+	struct recheck_count *rc;
+	struct mm_kunit_file *lf;
+
+	MM_HOOK_REQUIRE(test, FILEMAP_READ_RCU_WINDOW);
+	lf = mm_kunit_fs_file_create(test, MM_KUNIT_TMPFS_HUGE, SZ_4M);
+	mm_kunit_file_write(test, lf, 0, lf->size, 5);
+	mm_kunit_need_pmd_folio(test, lf, 0);
+	lr_make_hot(test, lf);
+	r = mm_kunit_reader_create(test);
+	rc = kunit_kzalloc(test, sizeof(*rc), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rc);
+	rc->mapping = lf->file->f_mapping;
+
+	test->priv = rc;
+	kunit_activate_static_stub(test, filemap_read_rcu_window,
+				   recheck_count_fn);
+	static_branch_enable(&filemap_read_rcu_window_on);
+	mm_kunit_defer(test, recheck_key_off, NULL);
+	lf->file->f_ra.prev_pos = 100;
+	mm_kunit_read_and_check(test, r, lf, MM_KUNIT_KVEC, PAGE_SIZE,
+				16 * PAGE_SIZE);
+	static_branch_disable(&filemap_read_rcu_window_on);
+	kunit_deactivate_static_stub(test, filemap_read_rcu_window);
+	test->priv = NULL;
+
+	KUNIT_ASSERT_GT_MSG(test, rc->checks, 0U,
+			    "the read was not copied without a reference");
+	KUNIT_EXPECT_EQ_MSG(test, rc->checks, 1U,
+			    "slot re-checks of one read of pages 1-16 of a PMD folio");
+	KUNIT_EXPECT_EQ(test, rc->index, 1UL);
+	KUNIT_EXPECT_EQ(test, rc->end, 17UL);
 }
 
 /* ------------------------------------------- folio_may_skip_mark_accessed */
@@ -602,7 +725,9 @@ static void lockless_copy_test_exit(struct kunit *test)
 static struct kunit_case lockless_copy_cases[] = {
 	KUNIT_CASE_PARAM(lockless_copy_accepts, accepted_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_refuses, refused_gen_params),
+	KUNIT_CASE_PARAM(lockless_copy_no_access_copied, no_access_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_in_slot, in_slot_gen_params),
+	KUNIT_CASE(lockless_copy_one_recheck_per_folio),
 	KUNIT_CASE_PARAM(lockless_copy_skip_mark_accessed_changes_nothing,
 			 lru_mode_gen_params),
 	KUNIT_CASE_PARAM(lockless_copy_hwpoison_page_not_read,

@@ -20,6 +20,7 @@
 
 #include <kunit/test.h>
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/gfp.h>
 #include <linux/kthread.h>
 #include <linux/mm.h>
@@ -449,6 +450,8 @@ struct sync_call {
 	struct completion done;
 	/* Set just before rcu_free_sync() is called */
 	bool entered;
+	/* sync_turn_fn(): what rcu_free_sync_turn() returned */
+	bool freed;
 };
 
 static int sync_fn(void *data)
@@ -457,6 +460,22 @@ static int sync_fn(void *data)
 
 	WRITE_ONCE(call->entered, true);
 	rcu_free_sync();
+	complete(&call->done);
+	return 0;
+}
+
+/*
+ * rcu_free_sync_turn(), compaction's call, in a kthread: only with our
+ * turn hook, which implies every feature patch (never called without)
+ */
+static int sync_turn_fn(void *data)
+{
+	struct sync_call *call = data;
+
+	WRITE_ONCE(call->entered, true);
+#if MM_HOOK(RCU_FREE_TURN_TAKE)
+	call->freed = rcu_free_sync_turn();
+#endif
 	complete(&call->done);
 	return 0;
 }
@@ -575,6 +594,31 @@ static bool asleep_in_drain(struct task_struct *task, struct sync_call *call)
 	return blocked || rfk_in_gp_wait(task);
 }
 
+/* Give the turn of the rated drains back, however the case ends */
+static void turn_give_back(void *unused)
+{
+	rcu_free_turn_take_hook(false);
+}
+
+/*
+ * Wait until a rated drain's turn is due, as a caller that needs it must
+ * find it: rcu_free_sync_turn() twice in a row says so (the first may
+ * have drained pages and taken the turn).  false after 5 s (a hang guard).
+ */
+static bool turn_wait_due(void)
+{
+#if MM_HOOK(RCU_FREE_TURN_TAKE)
+	unsigned long deadline = jiffies + 5 * HZ;
+
+	while (time_before(jiffies, deadline)) {
+		if (rcu_free_sync_turn() && rcu_free_sync_turn())
+			return true;
+		msleep(20);
+	}
+#endif
+	return false;
+}
+
 /*
  * A second rcu_free_sync() that comes while a drain is in flight (taken
  * its lists, its expedited grace period held up by this case's reader, as
@@ -582,18 +626,25 @@ static bool asleep_in_drain(struct task_struct *task, struct sync_call *call)
  * one: once it is seen asleep in the drain (on its mutex; a drain of its
  * own would sleep in a grace-period wait), the pages freed after the
  * first drain took its lists are still on the lists (*listed*:
- * rcu_free_nr_listed(), read inside the reader).  Both calls return once
- * the reader ends, every page back after its grace period.
+ * rcu_free_nr_listed(), read inside the reader).  A third call that comes
+ * meanwhile, rcu_free_sync_turn() (compaction's: with its turn due when it
+ * is called), shares the second's drain, the first to start after its
+ * call: it returns true (freed) even though the turn is taken
+ * (rcu_free_turn_take_hook()) once it is seen asleep behind the drain in
+ * flight; a drain of its own would find no turn and return false.  Every
+ * call returns once the reader ends, every page back after its grace
+ * period.
  */
 static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 {
 	struct page *pages[2 * IN_FLIGHT_PAGES];
-	struct sync_call *call[2];
-	struct task_struct *task[2];
-	bool first_waits = false, asleep = false;
+	struct sync_call *call[3];
+	struct task_struct *task[3];
+	bool first_waits = false, asleep = false, third_asleep = false;
+	bool third_freed = false;
 	unsigned long deadline, listed = 0;
 	struct rcu_gp_seq c0;
-	int i, j;
+	int i, j, nr;
 
 	rfk_require_sync(test);
 	if (num_online_cpus() < 2)
@@ -603,11 +654,21 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	    !IS_ENABLED(CONFIG_TREE_RCU))
 		kunit_skip(test,
 			   "config: CONFIG_STACKTRACE, CONFIG_KALLSYMS or CONFIG_TREE_RCU is off: the calls cannot be seen waiting");
+	/* The third call, and its turn, only with the turn hook */
+	nr = mm_hook(test, RCU_FREE_TURN_TAKE,
+		     "a third call sharing the drain after the first") ? 3 : 2;
+	if (nr == 3) {
+		KUNIT_ASSERT_TRUE_MSG(test, turn_wait_due(),
+				      "the turn of the rated drains not due in 5 s");
+		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_give_back,
+								NULL), 0);
+	}
 	/* Not kunit allocations: a hung kthread is left behind with its own */
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < nr; j++) {
 		call[j] = kzalloc_obj(*call[j]);
 		if (!call[j]) {
-			kfree(call[0]);
+			while (j--)
+				kfree(call[j]);
 			KUNIT_FAIL_AND_ABORT(test, "no memory for the calls");
 		}
 		init_completion(&call[j]->done);
@@ -615,24 +676,27 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	rfk_alloc_all(test, pages, ARRAY_SIZE(pages), GFP_KERNEL, GFP_KERNEL);
 
 	migrate_disable();
-	for (j = 0; j < 2; j++) {
-		task[j] = rfk_other_cpu_thread(sync_fn, call[j], "rcu_free_sync");
+	for (j = 0; j < nr; j++) {
+		task[j] = rfk_other_cpu_thread(j < 2 ? sync_fn : sync_turn_fn,
+					       call[j], "rcu_free_sync");
 		if (IS_ERR(task[j]))
 			break;
 		/* Its stack is looked at until this thread has left the section */
 		get_task_struct(task[j]);
 	}
-	if (j < 2) {
-		if (j) {
-			kthread_stop(task[0]);
-			put_task_struct(task[0]);
+	if (j < nr) {
+		long err = PTR_ERR(task[j]);
+
+		for (i = 0; i < j; i++) {
+			kthread_stop(task[i]);
+			put_task_struct(task[i]);
 		}
 		migrate_enable();
 		for (i = 0; i < ARRAY_SIZE(pages); i++)
 			__free_page(pages[i]);
-		kfree(call[1]);
-		kfree(call[0]);
-		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", PTR_ERR(task[j]));
+		for (i = 0; i < nr; i++)
+			kfree(call[i]);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_create: %ld", err);
 	}
 	rcu_read_lock();
 	get_state_synchronize_rcu_full(&c0);
@@ -660,19 +724,34 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		}
 		cpu_relax();
 	}
+	if (nr == 3)
+		wake_up_process(task[2]);
+	while (nr == 3 && asleep && !completion_done(&call[2]->done) &&
+	       time_before(jiffies, deadline)) {
+		if (asleep_in_drain(task[2], call[2])) {
+			third_asleep = true;
+			/* Its drain of its own would find no turn */
+			rcu_free_turn_take_hook(true);
+			break;
+		}
+		cpu_relax();
+	}
 	if (MM_HOOK(RCU_FREE_HOLD))
 		listed = rcu_free_nr_listed();
 	rcu_read_unlock();
 	migrate_enable();
 	/* 30 s are a hang guard: a hung call keeps its task and call */
-	for (j = 0; j < 2; j++) {
+	for (j = 0; j < nr; j++) {
 		if (!wait_for_completion_timeout(&call[j]->done, 30 * HZ)) {
 			KUNIT_FAIL(test, "rcu_free_sync() %d hung (30 s)", j + 1);
 			return;
 		}
 		put_task_struct(task[j]);
-		kfree(call[j]);
 	}
+	rcu_free_turn_take_hook(false);
+	third_freed = nr == 3 && call[2]->freed;
+	for (j = 0; j < nr; j++)
+		kfree(call[j]);
 	rfk_check_freed(test, "two drains, the second called during the first");
 	rfk_wait_watched(test, "the grace-period work");
 
@@ -683,6 +762,12 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	if (mm_hook(test, RCU_FREE_HOLD, "the pages still listed during the first drain"))
 		KUNIT_EXPECT_GE_MSG(test, listed, IN_FLIGHT_PAGES,
 				    "pages freed after the first drain took its lists were taken off them before it ended");
+	if (nr < 3)
+		return;
+	KUNIT_ASSERT_TRUE_MSG(test, third_asleep,
+			      "the third call, rcu_free_sync_turn(), not seen asleep in the drain in 10 s (or it returned first)");
+	KUNIT_EXPECT_TRUE_MSG(test, third_freed,
+			      "rcu_free_sync_turn() behind the drain in flight returned false: it did not share the next drain");
 }
 
 static struct kunit_case rcu_free_drain_cases[] = {
