@@ -2,8 +2,8 @@
 /*
  * KUnit tests for what frees the pages waiting for a grace period early
  * (rcu-free series, patches 6 and 7): the drain before OOM, its decision
- * and its bound, and rcu_free_sync().  alloc_contig_range() and memory
- * offline are in rcu_free_contig_kunit.c.
+ * and its bound, and rcu_free_sync().  alloc_contig_range() is in
+ * rcu_free_contig_kunit.c, memory offline in rcu_free_offline_kunit.c.
  *
  * Each case frees flagged pages of its own and then drives the path under
  * test.  Where the hook is there, the case holds the lists while it frees
