@@ -388,6 +388,19 @@ def span_cases(span: Span, parse: Callable[[List[str]], Dict[str, str]], groups,
 	return cases, whole
 
 
+REACHED_RE = re.compile(r'mm_mutant: reached in [\w.]+: ([\d,]+)')
+
+
+def ran_in(span: Span, mid: int) -> bool:
+	"""Whether mutant @mid's switch ran in @span (the switch's reach lines
+	in its part of the kernel log)."""
+	for line in span.klog + span.console:
+		m = REACHED_RE.search(line)
+		if m and str(mid) in m.group(1).split(','):
+			return True
+	return False
+
+
 @dataclass
 class Verdict:
 	"""What one boot says of a mutant: 'killed' (with @kills), 'survived',
@@ -485,6 +498,7 @@ class MultiBoot:
 		self.work = os.path.join(BUILD, 'mutate', 'multiboot')
 		self.kunit_dir = os.path.join(sch.tree_dir, 'tools', 'testing', 'kunit')
 		self.ok: List[str] = []			# suites that run again from debugfs cleanly
+		self.passing: Set[str] = set()		# cases that pass both debugfs runs
 		self.seconds: Dict[str, float] = {}	# suite -> its run time there
 		self.boots = 0
 		self.boot_seconds = 0.0
@@ -514,9 +528,12 @@ class MultiBoot:
 	def races_here(self, m) -> bool:
 		"""@m's race suites run in its boot of several, after its functional
 		suites (only when those did not kill it): each runs again from
-		debugfs cleanly."""
+		debugfs cleanly, and the race baseline stopped or splatted
+		nowhere (what it fails then would hide those kills here)."""
 		races = self.races_of(m)
-		return bool(races) and all(s in self.ok for s in races)
+		guest = [x for x in getattr(self.sch, 'base_race_fail', None) or ()
+			 if x.startswith('guest.')]
+		return bool(races) and not guest and all(s in self.ok for s in races)
 
 	def plan_of(self, m) -> tuple:
 		"""Mutant @m's plan entry: its id, the suites that reach it and,
@@ -536,15 +553,23 @@ class MultiBoot:
 		return bool(suites) and all(s in self.ok for s in suites)
 
 	def judge_span(self, sp: Span) -> Dict[str, str]:
+		"""The new failures of span @sp; for a clean check also the cases
+		that passed both runs of the debugfs baseline and skip there (a
+		state an earlier mutant left that hides them from the next)."""
 		base = self.sch.base
 		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected,
 					   f'no progress for {self.stall()} s, or a crash')
-		return {k: v for k, v in base.failed(cases).items() if k not in self.base_fails()}
+		out = {k: v for k, v in base.failed(cases).items() if k not in self.base_fails()}
+		if sp.kind == 'check':
+			out.update({c['name']: 'skipped in a clean check, passed in the debugfs baseline'
+				    for c in cases if c['status'] == 'SKIP' and c['name'] in self.passing})
+		return out
 
 	def base_fails(self) -> Set[str]:
-		"""What fails with no mutant active, functional and race: it kills
-		no mutant."""
-		return set(self.sch.base_fail) | set(getattr(self.sch, 'base_race_fail', None) or ())
+		"""What fails with no mutant active, functional and race (but a
+		race baseline's stopped guest or splat): it kills no mutant."""
+		return set(self.sch.base_fail) | {x for x in getattr(self.sch, 'base_race_fail', None) or ()
+						  if not x.startswith('guest.')}
 
 	def stall_for(self, plan: List[tuple]) -> int:
 		"""A hang in a boot of @plan: no marker for four times the longest
@@ -607,14 +632,25 @@ class MultiBoot:
 		else:
 			why = ''
 			base = self.sch.base
+			at_boot = getattr(self.sch, 'base_pass', set())
+			passed: Dict[str, int] = {}
 			for s in suites:
 				for sp in spans:
 					ktap = sp.suites.get(s, [])
 					cases = judge.judge_cases(self.parse(ktap), base.groups, base.expected)
 					failed = [c['name'] for c in cases if c['verdict'] == 'fail']
-					if not has_result(ktap, s) or not cases or failed:
-						bad[s] = ', '.join(failed[:3]) or 'no results'
+					# what passes at boot and skips here would never kill
+					skipped = [c['name'] for c in cases
+						   if c['status'] == 'SKIP' and c['name'] in at_boot]
+					if not has_result(ktap, s) or not cases or failed or skipped:
+						bad[s] = ', '.join(failed[:3]) or (
+							', '.join(skipped[:3]) + ' skipped' if skipped
+							else 'no results')
+					for c in cases:
+						if c['verdict'] == 'pass':
+							passed[c['name']] = passed.get(c['name'], 0) + 1
 					self.seconds[s] = max(self.seconds.get(s, 0.0), sp.seconds.get(s, 0.0))
+			self.passing = {n for n, k in passed.items() if k == len(spans)}
 		if why:
 			info(f'mutate: boots of several mutants: off, the debugfs baseline failed ({why}; '
 			     f'console {rel(path)}): every mutant boots on its own')
@@ -646,6 +682,12 @@ class MultiBoot:
 						 self.stall_for(plan))
 			out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds,
 				     bool(r.stopped_on))
+			for i, v in out.items():
+				if v.what == 'survived' and not ran_in(v.span, i):
+					# reached in the baseline by work no case of it owns
+					# (a callback an earlier case queued): whole suites
+					out[i] = Verdict('alone', why='its line did not run in its span',
+							 seconds=v.seconds, span=v.span)
 			began = [i for i, v in out.items() if v.span is not None]
 			share = r.seconds / max(1, len(began))
 			progress = False

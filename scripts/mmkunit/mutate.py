@@ -1210,15 +1210,18 @@ CACHE = os.path.join(MUTATE_DIR, 'cache.json')
 SCHEMATA_JOURNAL = os.path.join(MUTATE_DIR, 'schemata.json')
 
 
-def cache_env(mode: str, glob: str, race_reads: int = RACE_READS, reach: str = 'case') -> str:
+def cache_env(mode: str, glob: str, race_reads: int = RACE_READS, reach: str = 'case',
+	      per_boot: int = 1) -> str:
 	"""What every mutant's result depends on besides its own patch and the
-	suites: the mode, SUITE=, the race suites' read budget, REACH=, the
-	base kernel, the kunitconfigs, the switch (MODE=schemata), the
-	architecture."""
+	suites: the mode, SUITE=, the race suites' read budget, whether a
+	mutant ran only the cases that reach it (REACH=case in boots of
+	several), the base kernel, the kunitconfigs, the switch
+	(MODE=schemata), the architecture."""
 	from . import arch
 	_key, head = tree.read_keyfile(tree.TREE + '.key')
+	narrow = mode == 'schemata' and per_boot > 1 and reach == 'case'
 	parts = [str(FORMAT), mode, glob, str(race_reads), arch.current().name] + \
-		([] if reach == 'case' else [f'reach={reach}'])
+		(['reach=case'] if narrow else [])
 	try:
 		series = tree.series_patches()
 		parts.append(tree_git(['rev-parse', patch_commits(series)[0] + '^']).stdout.strip()
@@ -1338,7 +1341,8 @@ def cmd_mutate(args) -> int:
 	cache = schemata.Cache(CACHE)
 	race_reads = getattr(args, 'race_reads', RACE_READS)
 	reach_by = getattr(args, 'reach', 'case')
-	env = cache_env(mode, args.filter_glob, race_reads, reach_by)
+	env = cache_env(mode, args.filter_glob, race_reads, reach_by,
+			max(1, getattr(args, 'per_boot', 1) or 1))
 	suites = suites_now()
 	patch_texts: Dict[str, str] = {}
 	for p in {m.patch for m in mine} | {m.alt for m in mine if m.alt}:

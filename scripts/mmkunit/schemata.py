@@ -809,6 +809,7 @@ class SchemataRunner:
 		self.race_reach: Dict[int, Set[str]] = {}
 		self.race_case_reach: Dict[int, Set[str]] = {}
 		self.base_fail: Set[str] = set()
+		self.base_pass: Set[str] = set()
 		self.base_race_fail: Optional[Set[str]] = None
 		self.switch_text = ''
 		for p in switch_patches():
@@ -910,6 +911,8 @@ class SchemataRunner:
 		base = self.base
 		cases, g, b = self.boot(False, 0, log)
 		self.base_fail = set(base.failed(cases))
+		# what passes at boot: a boot of several must not find it skipped
+		self.base_pass = {c['name'] for c in cases if c['verdict'] == 'pass'}
 		self.reach = parse_reach(b.log_lines)
 		self.case_reach = parse_case_reach(b.log_lines)
 		self.suite_order = reach_order(b.log_lines)
@@ -920,6 +923,7 @@ class SchemataRunner:
 		if races:
 			cases, rg, b = self.boot(True, 0, log)
 			self.base_race_fail = set(base.failed(cases))
+			self.base_pass |= {c['name'] for c in cases if c['verdict'] == 'pass'}
 			self.race_reach = parse_reach(b.log_lines)
 			self.race_case_reach = parse_case_reach(b.log_lines)
 		return g, rg
@@ -971,9 +975,10 @@ class SchemataRunner:
 
 	def cases_of(self, m, suites: List[str]) -> List[str]:
 		"""What a boot of several keeps of @suites for mutant @m
-		(case_list())."""
+		(case_list()): the functional cases that reached it, and its race
+		suites whole (which race case reaches a line depends on timing)."""
 		i = self.ids[m.name]
-		return case_list(suites, self.case_reach.get(i, set()) | self.race_case_reach.get(i, set()))
+		return case_list(suites, self.case_reach.get(i, set()) | self.race_reach.get(i, set()))
 
 	def reach_key(self, m) -> Set[str]:
 		"""What a cached result of @m depends on: the suites that reach it

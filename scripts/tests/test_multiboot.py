@@ -45,7 +45,7 @@ cat)
 		[ -f "$F/crash.$id" ] && { kill -9 $PPID; exit 0; }
 		[ -f "$F/splat.$id" ] && echo "[   12.5] WARNING: CPU: 1 PID: 9 at mm/rmap.c:10 f+0x1/0x2" >> "$F/dmesg"
 		[ -f "$F/taint.$id" ] && echo 512 > "$F/proc/sys/kernel/tainted"
-		echo "[   12.6] mm_mutant: reached in $s: 3" >> "$F/dmesg"
+		[ -f "$F/unreached.$id" ] || echo "[   12.6] mm_mutant: reached in $s.${s}_case: $id" >> "$F/dmesg"
 		echo "[   12.7] cases kept: $(cat "$F/d/mm_mutant/cases")" >> "$F/dmesg"
 		r=ok
 		[ -f "$F/fail.$id" ] && r='not ok'
@@ -59,7 +59,7 @@ exec /bin/busybox "$cmd" "$@"
 
 
 def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), taint=(),
-	     crash=(), dirty_check=False):
+	     crash=(), dirty_check=False, unreached=()):
 	"""Run init_script(@plan) under busybox sh on the host against the
 	fake; its console lines."""
 	if not os.access(BUSYBOX, os.X_OK):
@@ -77,7 +77,8 @@ def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), ta
 			f.write('12.50 3.00\n')
 		with open(os.path.join(d, 'proc', 'sys', 'kernel', 'tainted'), 'w') as f:
 			f.write('262144\n')		# TAINT_TEST, as after the first suite
-		for what, ids in (('fail', fail), ('splat', splat), ('taint', taint), ('crash', crash)):
+		for what, ids in (('fail', fail), ('splat', splat), ('taint', taint), ('crash', crash),
+				  ('unreached', unreached)):
 			for i in ids:
 				open(os.path.join(d, f'{what}.{i}'), 'w').close()
 		if dirty_check:
@@ -495,6 +496,85 @@ class TestRun(unittest.TestCase):
 			self.assertIn('the clean check after it failed', f.read())
 		shutil.rmtree(mb.logs)
 
+	# a survivor whose switch did not run in its own span (the baseline
+	# saw it run in work no case owns) is not taken as survived: it
+	# boots on its own, with whole suites
+	def test_unreached_survivor_alone(self):
+		sch = FakeSchemata(3)
+		mb = multiboot.MultiBoot(sch, 4, tempfile.mkdtemp(prefix='multiboot-logs-'))
+		mb.ok = ['lazyfree_thp']
+		mb.parse = mini_parse
+
+		def boot(plan, tag, every, stop, timeout, stall=0):
+			lines = simulate(plan, unreached=[2])
+			mb.boots += 1
+			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
+					  'stopped_on': ''})
+			return multiboot.parse_console(lines), r, os.path.join(mb.logs, 'x.log')
+		mb.boot = boot
+		out = mb.run([M('m1'), M('m2'), M('m3')], lambda m: os.path.join(mb.logs, m.name + '.log'))
+		self.assertEqual(sch.alone_runs, ['m2'])
+		self.assertEqual({n: o.status for n, (o, _s) in out.items()},
+				 {'m1': 'survived', 'm2': 'survived', 'm3': 'survived'})
+		with open(os.path.join(mb.logs, 'm2.log')) as f:
+			self.assertIn('its line did not run in its span', f.read())
+		shutil.rmtree(mb.logs)
+
+
+class TestSkips(unittest.TestCase):
+	# a case that passes at boot and skips when its suite runs again from
+	# debugfs keeps its suite's mutants out of boots of several; a clean
+	# check where a case that passed both debugfs runs skips is dirty
+	def spans(self, statuses):
+		out = []
+		for st in statuses:
+			sp = multiboot.Span('mutant', 0, ended=True)
+			sp.order = ['lazyfree_thp']
+			sp.suites = {'lazyfree_thp': ['ok 1 lazyfree_thp', st]}
+			out.append(sp)
+		return out
+
+	def baseline(self, statuses):
+		sch = FakeSchemata(1)
+		sch.base_pass = {'lazyfree_thp.x'}
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		con = multiboot.Console(ready=True, done=True, spans=self.spans(statuses))
+		r = type('R', (), {'seconds': 5.0})
+		mb.boot = lambda *a, **k: (con, r, '/nonexistent/x.log')
+		mb.parse = lambda ktap: {'lazyfree_thp.x': ktap[1]}
+		mb.baseline(['lazyfree_thp'])
+		return mb
+
+	def test_baseline_skip(self):
+		mb = self.baseline(['PASS', 'PASS'])
+		self.assertEqual((mb.ok, mb.passing), (['lazyfree_thp'], {'lazyfree_thp.x'}))
+		mb = self.baseline(['PASS', 'SKIP'])
+		self.assertEqual((mb.ok, mb.passing), ([], set()))
+
+	def test_check_skip(self):
+		mb = self.baseline(['PASS', 'PASS'])
+		check, mutant = self.spans(['SKIP', 'SKIP'])
+		check.kind = 'check'
+		self.assertIn('lazyfree_thp.x', mb.judge_span(check))
+		self.assertEqual(mb.judge_span(mutant), {})
+		check.suites['lazyfree_thp'][1] = 'PASS'
+		self.assertEqual(mb.judge_span(check), {})
+
+	# a race baseline that stopped or splatted: its guest.* kills no
+	# functional mutant less, and the race suites keep their own boot
+	def test_race_guest(self):
+		sch = FakeSchemata(1)
+		sch.race_reach = {1: {'lockless_read_race'}}
+		sch.base_race_fail = {'guest.splat', 'lockless_read_race.y'}
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		mb.ok = ['lazyfree_thp', 'lockless_read_race']
+		m = M('m1')
+		m.races = True
+		self.assertEqual(mb.base_fails(), {'lockless_read_race.y'})
+		self.assertFalse(mb.races_here(m))
+		sch.base_race_fail = {'lockless_read_race.y'}
+		self.assertTrue(mb.races_here(m))
+
 
 class TestConclude(unittest.TestCase):
 	# the race boot after a boot of several stays one per mutant, only for
@@ -612,6 +692,12 @@ class TestRaceReads(unittest.TestCase):
 	def test_cache_key(self):
 		self.assertNotEqual(mutate.cache_env('schemata', '', 25000),
 				    mutate.cache_env('schemata', '', 250000))
+		# only the cases that reach a mutant: kept apart from whole suites
+		narrow = mutate.cache_env('schemata', '', 25000, 'case', 8)
+		self.assertNotEqual(narrow, mutate.cache_env('schemata', '', 25000, 'case', 1))
+		self.assertNotEqual(narrow, mutate.cache_env('schemata', '', 25000, 'suite', 8))
+		self.assertEqual(mutate.cache_env('schemata', '', 25000, 'suite', 8),
+				 mutate.cache_env('schemata', '', 25000, 'case', 1))
 
 
 if __name__ == '__main__':
