@@ -253,6 +253,8 @@ static const struct no_access_case no_access_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(no_access, no_access_cases, name);
 
+static void lru_gen_switch(struct kunit *test, bool on);
+
 /*
  * Patches 13, 17: a read inside the folio the last read ended in is no
  * access (filemap_read() leaves folio_mark_accessed() out, also from the
@@ -260,7 +262,9 @@ KUNIT_ARRAY_PARAM_DESC(no_access, no_access_cases, name);
  * reference even where marking the folio would change something (here
  * PG_referenced, cleared by hand); a read that enters the folio is left to
  * the slow path, which marks it.  The path is told by f_ra.prev_pos, kept
- * by an FMODE_RANDOM read done without a reference (patch 15).
+ * by an FMODE_RANDOM read done without a reference (patch 15).  Under the
+ * classic LRU: the multi-gen one (switched off for the case, restored by
+ * an action) leaves PG_referenced of an unevictable (ramfs) folio alone.
  */
 static void lockless_copy_no_access_copied(struct kunit *test)
 {
@@ -268,6 +272,8 @@ static void lockless_copy_no_access_copied(struct kunit *test)
 	struct mm_kunit_file *lf;
 	struct folio *folio;
 
+	if (lru_gen_enabled())
+		lru_gen_switch(test, false);
 	lf = lr_hot_file(test, MM_KUNIT_RAMFS, 2 * PAGE_SIZE, 8);
 	lf->file->f_mode |= FMODE_RANDOM;
 	folio = mm_kunit_file_folio(lf, 0);
