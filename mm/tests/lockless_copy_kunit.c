@@ -253,6 +253,8 @@ static const struct no_access_case no_access_cases[] = {
 
 KUNIT_ARRAY_PARAM_DESC(no_access, no_access_cases, name);
 
+static void lru_gen_switch(struct kunit *test, bool on);
+
 /*
  * Patches 13, 17: a read inside the folio the last read ended in is no
  * access (filemap_read() leaves folio_mark_accessed() out, also from the
@@ -260,7 +262,9 @@ KUNIT_ARRAY_PARAM_DESC(no_access, no_access_cases, name);
  * reference even where marking the folio would change something (here
  * PG_referenced, cleared by hand); a read that enters the folio is left to
  * the slow path, which marks it.  The path is told by f_ra.prev_pos, kept
- * by an FMODE_RANDOM read done without a reference (patch 15).
+ * by an FMODE_RANDOM read done without a reference (patch 15).  Under the
+ * classic LRU: the multi-gen one (switched off for the case, restored by
+ * an action) leaves PG_referenced of an unevictable (ramfs) folio alone.
  */
 static void lockless_copy_no_access_copied(struct kunit *test)
 {
@@ -268,6 +272,8 @@ static void lockless_copy_no_access_copied(struct kunit *test)
 	struct mm_kunit_file *lf;
 	struct folio *folio;
 
+	if (lru_gen_enabled())
+		lru_gen_switch(test, false);
 	lf = lr_hot_file(test, MM_KUNIT_RAMFS, 2 * PAGE_SIZE, 8);
 	lf->file->f_mode |= FMODE_RANDOM;
 	folio = mm_kunit_file_folio(lf, 0);
@@ -450,15 +456,38 @@ static void recheck_key_off(void *unused)
 	static_branch_disable(&filemap_read_rcu_window_on);
 }
 
+/**
+ * pmd_folio_at() - the PMD-size folio at @index of @lf, or NULL
+ * @lf: the case's file
+ * @index: the page index
+ *
+ * Returns the folio (no reference kept: for comparing pointers only) when
+ * the page cache holds a PMD-size one at @index, else NULL.
+ */
+static struct folio *pmd_folio_at(struct mm_kunit_file *lf, pgoff_t index)
+{
+	struct folio *folio = mm_kunit_file_folio(lf, index);
+	bool pmd;
+
+	if (!folio)
+		return NULL;
+	pmd = folio_size(folio) >= MM_KUNIT_PMD_BYTES;
+	folio_put(folio);
+	return pmd ? folio : NULL;
+}
+
 /*
  * Patch 14: a read of 16 pages inside a hot PMD-size tmpfs folio (no
  * access: the last read ended in it) is copied after one lookup and one
  * slot re-check for the folio, of the slot of the last page ("one more
  * lookup per folio"), not one per page.  The re-checks passed are counted
  * by our test hook filemap_read_rcu_window(); without it the case skips.
+ * A folio split during the read (reclaim) is read per smaller folio: then
+ * the case skips, seeing the folio at 0 no longer the one it was.
  */
 static void lockless_copy_one_recheck_per_folio(struct kunit *test)
 {
+	struct folio *before, *after;
 	struct mm_kunit_reader *r;
 	struct recheck_count *rc;
 	struct mm_kunit_file *lf;
@@ -479,11 +508,15 @@ static void lockless_copy_one_recheck_per_folio(struct kunit *test)
 	static_branch_enable(&filemap_read_rcu_window_on);
 	mm_kunit_defer(test, recheck_key_off, NULL);
 	lf->file->f_ra.prev_pos = 100;
+	before = pmd_folio_at(lf, 0);
 	mm_kunit_read_and_check(test, r, lf, MM_KUNIT_KVEC, PAGE_SIZE,
 				16 * PAGE_SIZE);
 	static_branch_disable(&filemap_read_rcu_window_on);
 	kunit_deactivate_static_stub(test, filemap_read_rcu_window);
 	test->priv = NULL;
+	after = pmd_folio_at(lf, 0);
+	if (!before || after != before)
+		kunit_skip(test, "machine: the PMD folio was split during the read");
 
 	KUNIT_ASSERT_GT_MSG(test, rc->checks, 0U,
 			    "the read was not copied without a reference");

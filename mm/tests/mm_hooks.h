@@ -73,7 +73,7 @@ static inline bool mm_hook_trace(struct kunit *test, bool found,
 #define mm_hook_name_RCU_FREE_DRAIN_HELPS \
 	"rcu_free_drain_helps_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_RCU_FREE_TURN_TAKE \
-	"rcu_free_turn_take_hook() (CONFIG_MM_KUNIT_HOOKS)"
+	"rcu_free_turn_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_COMPACTION_FREE_RCU \
 	"compaction_free_rcu_hook() (CONFIG_MM_KUNIT_HOOKS)"
 #define mm_hook_name_FILEMAP_READ_RCU_CAN_COPY \
@@ -101,6 +101,13 @@ static inline unsigned long rcu_free_nr_listed(void) { return 0; }
 static inline unsigned long rcu_free_nr_early(void) { return 0; }
 #endif
 #if !MM_HOOK(RCU_FREE_TURN_TAKE)
+enum rcu_free_turn_hook {
+	RCU_FREE_TURN_TAKEN = -1,
+	RCU_FREE_TURN_NATURAL,
+	RCU_FREE_TURN_DUE,
+};
+
+static inline void rcu_free_turn_hook(enum rcu_free_turn_hook how) { }
 static inline void rcu_free_turn_take_hook(bool take) { }
 #endif
 

@@ -594,29 +594,10 @@ static bool asleep_in_drain(struct task_struct *task, struct sync_call *call)
 	return blocked || rfk_in_gp_wait(task);
 }
 
-/* Give the turn of the rated drains back, however the case ends */
+/* Give the turn of the rated drains back to the time, however the case ends */
 static void turn_give_back(void *unused)
 {
-	rcu_free_turn_take_hook(false);
-}
-
-/*
- * Wait until a rated drain's turn is due, as a caller that needs it must
- * find it: rcu_free_sync_turn() twice in a row says so (the first may
- * have drained pages and taken the turn).  false after 5 s (a hang guard).
- */
-static bool turn_wait_due(void)
-{
-#if MM_HOOK(RCU_FREE_TURN_TAKE)
-	unsigned long deadline = jiffies + 5 * HZ;
-
-	while (time_before(jiffies, deadline)) {
-		if (rcu_free_sync_turn() && rcu_free_sync_turn())
-			return true;
-		msleep(20);
-	}
-#endif
-	return false;
+	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
 }
 
 /*
@@ -628,10 +609,11 @@ static bool turn_wait_due(void)
  * first drain took its lists are still on the lists (*listed*:
  * rcu_free_nr_listed(), read inside the reader).  A third call that comes
  * meanwhile, rcu_free_sync_turn() (compaction's: with its turn due when it
- * is called), shares the second's drain, the first to start after its
- * call: it returns true (freed) even though the turn is taken
- * (rcu_free_turn_take_hook()) once it is seen asleep behind the drain in
- * flight; a drain of its own would find no turn and return false.  Every
+ * is called, forced by rcu_free_turn_hook(), not waited for: a background
+ * rated drain may take it any time), shares the second's drain, the first
+ * to start after its call: it returns true (freed) even though the turn is
+ * forced taken once it is seen asleep behind the drain in flight; a drain
+ * of its own would find no turn and return false.  Every
  * call returns once the reader ends, every page back after its grace
  * period.
  */
@@ -658,8 +640,8 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	nr = mm_hook(test, RCU_FREE_TURN_TAKE,
 		     "a third call sharing the drain after the first") ? 3 : 2;
 	if (nr == 3) {
-		KUNIT_ASSERT_TRUE_MSG(test, turn_wait_due(),
-				      "the turn of the rated drains not due in 5 s");
+		/* The third call finds its turn due, whoever drained last */
+		rcu_free_turn_hook(RCU_FREE_TURN_DUE);
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_give_back,
 								NULL), 0);
 	}
@@ -731,7 +713,7 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		if (asleep_in_drain(task[2], call[2])) {
 			third_asleep = true;
 			/* Its drain of its own would find no turn */
-			rcu_free_turn_take_hook(true);
+			rcu_free_turn_hook(RCU_FREE_TURN_TAKEN);
 			break;
 		}
 		cpu_relax();
@@ -748,7 +730,7 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		}
 		put_task_struct(task[j]);
 	}
-	rcu_free_turn_take_hook(false);
+	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
 	third_freed = nr == 3 && call[2]->freed;
 	for (j = 0; j < nr; j++)
 		kfree(call[j]);
