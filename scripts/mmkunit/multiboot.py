@@ -388,17 +388,11 @@ def span_cases(span: Span, parse: Callable[[List[str]], Dict[str, str]], groups,
 	return cases, whole
 
 
-REACHED_RE = re.compile(r'mm_mutant: reached in [\w.]+: ([\d,]+)')
-
-
 def ran_in(span: Span, mid: int) -> bool:
 	"""Whether mutant @mid's switch ran in @span (the switch's reach lines
 	in its part of the kernel log)."""
-	for line in span.klog + span.console:
-		m = REACHED_RE.search(line)
-		if m and str(mid) in m.group(1).split(','):
-			return True
-	return False
+	from .schemata import parse_case_reach
+	return mid in parse_case_reach(span.klog + span.console)
 
 
 @dataclass

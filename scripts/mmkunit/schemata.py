@@ -807,7 +807,6 @@ class SchemataRunner:
 		self.case_reach: Dict[int, Set[str]] = {}
 		self.suite_order: List[str] = []	# the reaching suites as the baseline ran them
 		self.race_reach: Dict[int, Set[str]] = {}
-		self.race_case_reach: Dict[int, Set[str]] = {}
 		self.base_fail: Set[str] = set()
 		self.base_pass: Set[str] = set()
 		self.base_race_fail: Optional[Set[str]] = None
@@ -925,7 +924,6 @@ class SchemataRunner:
 			self.base_race_fail = set(base.failed(cases))
 			self.base_pass |= {c['name'] for c in cases if c['verdict'] == 'pass'}
 			self.race_reach = parse_reach(b.log_lines)
-			self.race_case_reach = parse_case_reach(b.log_lines)
 		return g, rg
 
 	def run(self, m, log):
@@ -975,17 +973,16 @@ class SchemataRunner:
 
 	def cases_of(self, m, suites: List[str]) -> List[str]:
 		"""What a boot of several keeps of @suites for mutant @m
-		(case_list()): the functional cases that reached it, and its race
-		suites whole (which race case reaches a line depends on timing)."""
-		i = self.ids[m.name]
-		return case_list(suites, self.case_reach.get(i, set()) | self.race_reach.get(i, set()))
+		(case_list()): the functional cases that reached it; its race
+		suites, which have no case lines in the functional baseline, whole
+		(which race case reaches a line depends on timing)."""
+		return case_list(suites, self.case_reach.get(self.ids[m.name], set()))
 
 	def reach_key(self, m) -> Set[str]:
 		"""What a cached result of @m depends on: the suites that reach it
-		and, where a boot of several keeps only some cases, those cases."""
-		i = self.ids[m.name]
-		return self.reach_of(m) | self.case_reach.get(i, set()) | \
-			(self.race_case_reach.get(i, set()) if m.races else set())
+		and, where a boot of several keeps only some cases, those cases (its
+		race suites always run whole)."""
+		return self.reach_of(m) | self.case_reach.get(self.ids[m.name], set())
 
 	def reach_of(self, m) -> Set[str]:
 		"""The suites that reach mutant @m: functional, and the race ones

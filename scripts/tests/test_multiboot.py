@@ -416,6 +416,7 @@ class FakeSchemata:
 		self.ids = {f'm{i}': i for i in range(1, n + 1)}
 		self.reach = {i: {'lazyfree_thp'} for i in range(1, n + 1)}
 		self.case_reach = {i: {'lazyfree_thp.lazyfree_thp_case'} for i in range(1, n + 1)}
+		self.race_reach = {}
 		self.suite_order = ['lazyfree_thp']
 		self.base_fail = set()
 		self.alone_runs = []
@@ -425,9 +426,7 @@ class FakeSchemata:
 		return True
 
 	def cases_of(self, m, suites):
-		i = self.ids[m.name]
-		return schemata.case_list(suites, self.case_reach.get(i, set()) |
-					  getattr(self, 'race_case_reach', {}).get(i, set()))
+		return schemata.SchemataRunner.cases_of(self, m, suites)
 
 	def conclude(self, m, o, kills, log, races_done=False):
 		self.concluded.append((m.name, races_done))
@@ -613,15 +612,14 @@ class TestConclude(unittest.TestCase):
 		sch = FakeSchemata(3)
 		sch.base.race_args = lambda: ['--kernel_args=lockless_read_race_kunit.reads=25000']
 		sch.race_reach = {1: {'lockless_read_race'}, 3: {'lockless_read_race'}}
-		sch.race_case_reach = {1: {'lockless_read_race.lockless_read_race_cut'}}
 		sch.base_race_fail = {'lockless_read_race.flaky'}
 		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
 		mb.ok = ['lazyfree_thp', 'lockless_read_race']
 		m1, m2, m3 = M('m1'), M('m2'), M('m3')
 		m1.races = m2.races = True		# m3 is no mutant for the race suites
+		# the race suite whole: which race case reaches a line is timing
 		self.assertEqual(mb.plan_of(m1), (1, ['lazyfree_thp', 'lockless_read_race'],
-						  ['lazyfree_thp.lazyfree_thp_case',
-						   'lockless_read_race.lockless_read_race_cut']))
+						  ['lazyfree_thp.lazyfree_thp_case', 'lockless_read_race']))
 		self.assertEqual(mb.plan_of(m2), (2, ['lazyfree_thp'], ['lazyfree_thp.lazyfree_thp_case']))
 		self.assertEqual(mb.plan_of(m3), (3, ['lazyfree_thp'], ['lazyfree_thp.lazyfree_thp_case']))
 		self.assertEqual(mb.race_params(), ['lockless_read_race_kunit.reads=25000'])
