@@ -900,6 +900,9 @@ def main(argv: List[str]) -> int:
 	mu.add_argument('--per-boot', dest='per_boot', type=int, default=1,
 			help='MODE=schemata: up to N switched mutants one after another in one boot '
 			'(default 1: a boot per mutant; docs/mutate.rst)')
+	mu.add_argument('--guests', type=int, default=1,
+			help='MODE=schemata: boots of several mutants run N at a time (default 1; '
+			'docs/mutate.rst)')
 	mu.add_argument('--reach', default='case', choices=('case', 'suite'),
 			help='boots of several: a mutant runs only the cases that reached it in the '
 			'baseline (case, the default) or every case of those suites (suite)')

@@ -28,11 +28,13 @@ a reboot left unconfirmed, go into the next boot.  docs/mutate.rst,
 import os
 import re
 import shutil
+import threading
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from . import judge
+from . import judge, proc
 from .common import BUILD, Error, info, rel
 
 MARK = 'MMKUNIT-MB:'
@@ -44,7 +46,7 @@ TAINT_TEST = 1 << 18
 MAX_TRIES = 3
 # seconds the console keeps going after the line that decided (Stopper):
 # the failure line itself names the case, these only add context
-STOP_GRACE = 2.0
+STOP_GRACE = 0.5
 
 _NAME_RE = re.compile(r'^\w+$')
 _CASE_RE = re.compile(r'^\w+(\.\w+)?$')
@@ -496,6 +498,9 @@ class MultiBoot:
 		self.seconds: Dict[str, float] = {}	# suite -> its run time there
 		self.boots = 0
 		self.boot_seconds = 0.0
+		self.guests = 1			# boots in flight at once
+		self.tags = 0			# the last boot's number (its log's name)
+		self._lock = threading.Lock()
 		self.tries: Dict[str, int] = {}
 		self.alone: Set[str] = set()		# mutants that boot on their own
 		self.decided = 0
@@ -576,15 +581,17 @@ class MultiBoot:
 		 timeout: float, stall: int = 0):
 		"""One boot of @plan: (the console split, proc.Result, its path)."""
 		from . import kernel
-		root = os.path.join(self.work, 'root')
+		# a root of its own: boots run at once (self.guests)
+		root = os.path.join(self.work, f'root-{tag}')
+		shutil.rmtree(root, ignore_errors=True)
 		for d in ('bin', 'proc', 'sys', 'dev'):
 			os.makedirs(os.path.join(root, d), exist_ok=True)
-		if not os.path.exists(os.path.join(root, 'bin', 'busybox')):
-			if not os.path.exists(kernel.BUSYBOX):
-				raise Error(f'{kernel.BUSYBOX} missing: apt-get install busybox-static')
-			shutil.copy(kernel.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
+		if not os.path.exists(kernel.BUSYBOX):
+			raise Error(f'{kernel.BUSYBOX} missing: apt-get install busybox-static')
+		shutil.copy(kernel.BUSYBOX, os.path.join(root, 'bin', 'busybox'))
 		cpio = kernel.pack_initramfs(root, init_script(plan, every, stop),
-					     os.path.join(self.work, 'initramfs.cpio'))
+					     os.path.join(self.work, f'initramfs-{tag}.cpio'))
+		shutil.rmtree(root, ignore_errors=True)
 		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio,
 				      ' '.join([APPEND] + self.race_params()))
 		path = os.path.join(self.logs, f'multiboot-{tag}.log')
@@ -596,10 +603,12 @@ class MultiBoot:
 		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
 					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
 					  stop_on=stop, stop_grace=STOP_GRACE)
+		os.unlink(cpio)
 		with open(path, errors='replace') as f:
 			lines = f.readlines()
-		self.boots += 1
-		self.boot_seconds += r.seconds
+		with self._lock:
+			self.boots += 1
+			self.boot_seconds += r.seconds
 		return parse_console(lines), r, path
 
 	def race_params(self) -> List[str]:
@@ -656,9 +665,58 @@ class MultiBoot:
 		     (f'; the mutants of {", ".join(f"{s} ({w})" for s, w in sorted(bad.items()))} '
 		      'boot on their own' if bad else ''))
 
+	def _take(self, batch: list, tag: str, con: 'Console', r, path: str,
+		  log_of: Callable[[object], str], verdicts: Dict[str, 'Verdict'],
+		  spent: Dict[str, float], alone: list) -> bool:
+		"""Take what boot @tag of @batch decided (its console @con, result
+		@r): verdicts, the time each begun mutant cost, the mutants that
+		now boot alone.  True when it decided something."""
+		by_id = {self.sch.ids[m.name]: m for m in batch}
+		out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds,
+			     bool(r.stopped_on))
+		for i, v in out.items():
+			if v.what == 'survived' and not ran_in(v.span, i):
+				# reached in the baseline by work no case of it owns
+				# (a callback an earlier case queued): whole suites
+				out[i] = Verdict('alone', why='its line did not run in its span',
+						 seconds=v.seconds, span=v.span)
+		began = [i for i, v in out.items() if v.span is not None]
+		share = r.seconds / max(1, len(began))
+		progress = False
+		for i, v in out.items():
+			m = by_id[i]
+			if v.span is None:
+				continue
+			spent[m.name] += share
+			self.tries[m.name] = self.tries.get(m.name, 0) + 1
+			with open(log_of(m), 'a') as f:
+				f.write(f'mutate: boot {tag} of several ({rel(path)}): {v.what}' +
+					(f' ({v.why})' if v.why else '') +
+					(f' by {", ".join(sorted(v.kills)[:5])}' +
+					 (f' (+{len(v.kills) - 5} more)' if len(v.kills) > 5 else '')
+					 if v.kills else '') + '\n')
+				f.writelines(ln + '\n' for s in v.span.order
+					     for ln in v.span.suites.get(s, []))
+				f.writelines(ln + '\n' for ln in v.span.text())
+			if v.what in ('killed', 'survived'):
+				verdicts[m.name] = v
+				progress = True
+			elif v.what == 'alone' or self.tries[m.name] >= MAX_TRIES:
+				alone.append(m)
+				progress = True
+		said = [v.what for v in out.values() if v.span is not None]
+		info(f'mutate: boot {tag} of several mutants: {len(said)} of {len(batch)} begun (' +
+		     ', '.join(f'{n} {w}' for w, n in sorted(
+			     {w: said.count(w) for w in said}.items())) +
+		     f'), {r.seconds:.0f} s' + (' (hung)' if r.stalled else
+						 ' (out of time)' if r.timed_out else ''))
+		return progress
+
 	def run(self, ms: list, log_of: Callable[[object], str]) -> Dict[str, tuple]:
 		"""Outcomes (mutate.Outcome) of the eligible mutants @ms, each with
-		the seconds it cost; a mutant's notes go to the file @log_of(m)."""
+		the seconds it cost; a mutant's notes go to the file @log_of(m).
+		Up to self.guests boots run at once, each on mutants no other boot
+		in flight holds; what one decides is taken as soon as it ends."""
 		from .mutate import Outcome
 		sch = self.sch
 		queue = list(ms)
@@ -666,58 +724,51 @@ class MultiBoot:
 		spent: Dict[str, float] = {m.name: 0.0 for m in ms}
 		alone: List = []
 		fruitless = 0
-		while queue:
-			batch = queue[:self.per_boot]
-			plan = [self.plan_of(m) for m in batch]
-			by_id = {sch.ids[m.name]: m for m in batch}
-			est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in e[1])) for e in plan)
-			tag = f'{self.boots + 1:03d}'
-			con, r, path = self.boot(plan, tag, CHECK_EVERY, True, self.stall() + 60 + 10 * est,
-						 self.stall_for(plan))
-			out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds,
-				     bool(r.stopped_on))
-			for i, v in out.items():
-				if v.what == 'survived' and not ran_in(v.span, i):
-					# reached in the baseline by work no case of it owns
-					# (a callback an earlier case queued): whole suites
-					out[i] = Verdict('alone', why='its line did not run in its span',
-							 seconds=v.seconds, span=v.span)
-			began = [i for i, v in out.items() if v.span is not None]
-			share = r.seconds / max(1, len(began))
-			progress = False
-			for i, v in out.items():
-				m = by_id[i]
-				if v.span is None:
-					continue
-				spent[m.name] += share
-				self.tries[m.name] = self.tries.get(m.name, 0) + 1
-				with open(log_of(m), 'a') as f:
-					f.write(f'mutate: boot {tag} of several ({rel(path)}): {v.what}' +
-						(f' ({v.why})' if v.why else '') +
-						(f' by {", ".join(sorted(v.kills)[:5])}' +
-						 (f' (+{len(v.kills) - 5} more)' if len(v.kills) > 5 else '')
-						 if v.kills else '') + '\n')
-					f.writelines(ln + '\n' for s in v.span.order
-						     for ln in v.span.suites.get(s, []))
-					f.writelines(ln + '\n' for ln in v.span.text())
-				if v.what in ('killed', 'survived'):
-					verdicts[m.name] = v
-					progress = True
-				elif v.what == 'alone' or self.tries[m.name] >= MAX_TRIES:
-					alone.append(m)
-					progress = True
-			said = [v.what for v in out.values() if v.span is not None]
-			info(f'mutate: boot {tag} of several mutants: {len(said)} of {len(batch)} begun (' +
-			     ', '.join(f'{n} {w}' for w, n in sorted(
-				     {w: said.count(w) for w in said}.items())) +
-			     f'), {r.seconds:.0f} s' + (' (hung)' if r.stalled else
-							 ' (out of time)' if r.timed_out else ''))
-			fruitless = 0 if progress else fruitless + 1
-			if fruitless >= 2:
-				info(f'mutate: two boots of several mutants in a row decided nothing '
-				     f'(console {rel(path)}): {len(batch)} mutant(s) boot on their own')
-				alone += [m for m in batch if m not in alone]
-			queue = [m for m in queue if m.name not in verdicts and m not in alone]
+		busy: Set[str] = set()
+		flying: Dict[object, tuple] = {}
+		self.tags = max(self.tags, self.boots)
+		pool = ThreadPoolExecutor(max_workers=max(1, self.guests))
+		try:
+			while queue or flying:
+				while len(flying) < max(1, self.guests):
+					free = [m for m in queue if m.name not in busy]
+					if not free:
+						break
+					# the free mutants shared among the idle guests: a
+					# kill ends a boot early, so none holds what another
+					# could run now
+					idle = max(1, self.guests) - len(flying)
+					batch = free[:min(self.per_boot, -(-len(free) // idle))]
+					plan = [self.plan_of(m) for m in batch]
+					est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in e[1]))
+						  for e in plan)
+					self.tags += 1
+					tag = f'{self.tags:03d}'
+					busy |= {m.name for m in batch}
+					fut = pool.submit(self.boot, plan, tag, CHECK_EVERY, True,
+							  self.stall() + 60 + 10 * est, self.stall_for(plan))
+					flying[fut] = (batch, tag)
+				if not flying:
+					break
+				done, _ = wait(list(flying), return_when=FIRST_COMPLETED)
+				for fut in sorted(done, key=lambda f: flying[f][1]):
+					batch, tag = flying.pop(fut)
+					busy -= {m.name for m in batch}
+					con, r, path = fut.result()
+					progress = self._take(batch, tag, con, r, path, log_of, verdicts,
+							      spent, alone)
+					fruitless = 0 if progress else fruitless + 1
+					if fruitless >= 2:
+						info(f'mutate: two boots of several mutants in a row decided '
+						     f'nothing (console {rel(path)}): {len(batch)} mutant(s) '
+						     'boot on their own')
+						alone += [m for m in batch if m not in alone]
+				queue = [m for m in queue if m.name not in verdicts and m not in alone]
+		except BaseException:
+			proc.kill_all()		# the guests in flight: their boots return at once
+			raise
+		finally:
+			pool.shutdown(wait=True)
 		results: Dict[str, tuple] = {}
 		for m in ms:
 			t0 = time.monotonic()

@@ -1420,6 +1420,7 @@ def cmd_mutate(args) -> int:
 	stopped = ''
 	own = [m for m in todo if sch is None or not sch.switched(m.name)]
 	per_boot = max(1, getattr(args, 'per_boot', 1) or 1)
+	guests = max(1, getattr(args, 'guests', 1) or 1)
 	mb: Optional[multiboot.MultiBoot] = None
 	pre: Dict[str, Tuple[Outcome, float]] = {}	# outcomes of a boot of several, to record
 
@@ -1474,6 +1475,7 @@ def cmd_mutate(args) -> int:
 				   sch.reach.get(sch.ids[m.name])]
 			if several:
 				mb = multiboot.MultiBoot(sch, per_boot, runner.logs, reach_by == 'case')
+				mb.guests = guests
 				used = {s for m in several for s in sch.reach[sch.ids[m.name]]}
 				# the race suites too: a survivor runs them in its boot
 				used |= {s for m in several for s in mb.races_of(m)}
@@ -1495,7 +1497,8 @@ def cmd_mutate(args) -> int:
 			switched = sch is not None and sch.switched(m.name)
 			if mb is not None and m.name not in pre and mb.eligible(m):
 				batch = [x for x in todo[k - 1:] if x.name not in pre and mb.eligible(x)]
-				batch = batch[:per_boot]
+				# a few boots' worth per guest: the guests stay busy to the end
+				batch = batch[:per_boot * guests * 4]
 				if budget and spent:
 					batch = batch[:max(1, int((budget - elapsed) / max(1.0, mean)))]
 				for x in batch:

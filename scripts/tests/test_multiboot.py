@@ -495,6 +495,57 @@ class TestRun(unittest.TestCase):
 			self.assertIn('the clean check after it failed', f.read())
 		shutil.rmtree(mb.logs)
 
+	# two boots at once (guests=2): they overlap, no mutant is in two of
+	# them at the same time, and every verdict is the one a boot at a
+	# time gives
+	def test_guests(self):
+		import threading
+		import time as _time
+
+		def go(guests):
+			sch = FakeSchemata(12)
+			mb = multiboot.MultiBoot(sch, 3, tempfile.mkdtemp(prefix='multiboot-logs-'))
+			mb.ok = ['lazyfree_thp']
+			mb.parse = mini_parse
+			mb.guests = guests
+			lock = threading.Lock()
+			held, most = set(), [0]
+			flying = [0]
+
+			def boot(plan, tag, every, stop, timeout, stall=0):
+				ids = {e[0] for e in plan}
+				with lock:
+					self.assertFalse(ids & held, f'{ids & held} in two boots at once')
+					held.update(ids)
+					flying[0] += 1
+					most[0] = max(most[0], flying[0])
+				# wait (a while at most) for the other guest to be in flight
+				t = _time.monotonic() + 2
+				while guests > 1 and flying[0] < 2 and _time.monotonic() < t:
+					_time.sleep(0.01)
+				lines = simulate(plan, every=3, fail=[2, 9], crash=[7])
+				path = os.path.join(mb.logs, f'multiboot-{tag}.log')
+				with open(path, 'w') as f:
+					f.writelines(lines)
+				with lock:
+					held.difference_update(ids)
+					flying[0] -= 1
+					mb.boots += 1
+				r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
+						  'stopped_on': ''})
+				return multiboot.parse_console(lines), r, path
+			mb.boot = boot
+			ms = [M(f'm{i}') for i in range(1, 13)]
+			out = mb.run(ms, lambda m: os.path.join(mb.logs, m.name + '.log'))
+			shutil.rmtree(mb.logs)
+			return {n: (o.status, o.killer) for n, (o, _s) in out.items()}, most[0]
+		one, most1 = go(1)
+		two, most2 = go(2)
+		self.assertEqual((most1, most2), (1, 2))
+		self.assertEqual(one, two)
+		self.assertEqual([n for n, v in sorted(two.items()) if v[0] == 'killed'],
+				 ['m2', 'm7', 'm9'])
+
 	# a survivor whose switch did not run in its own span (the baseline
 	# saw it run in work no case owns) is not taken as survived: it
 	# boots on its own, with whole suites
