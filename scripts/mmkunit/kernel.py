@@ -212,11 +212,18 @@ def load_qemu_config():
 
 
 
+def choose_accel() -> str:
+	"""The accelerator the repo's QEMU config chooses (KVM only where it
+	can run guests).  It rewrites os.environ for a moment: call it from
+	one thread only."""
+	return load_qemu_config().choose_accel()
+
+
 def qemu_cmd(kernel: str, initrd: str, append: str, mem_mb: int = 3072,
-	     smp: int = 2) -> List[str]:
-	"""The QEMU command line of an initramfs boot, with the accelerator the
-	repo's QEMU config chooses (KVM only where it can run guests)."""
-	accel = load_qemu_config().choose_accel()
+	     smp: int = 2, accel: str = '') -> List[str]:
+	"""The QEMU command line of an initramfs boot, with @accel or the
+	accelerator choose_accel() gives."""
+	accel = accel or choose_accel()
 	return ['qemu-system-x86_64', '-nodefaults', '-nographic', '-no-reboot',
 		'-m', str(mem_mb), '-smp', str(smp), '-serial', 'stdio', '-bios', 'qboot.rom',
 		'-accel', 'kvm' if accel == 'kvm' else 'tcg,thread=multi',

@@ -497,10 +497,14 @@ class MultiBoot:
 		self.passing: Set[str] = set()		# cases that pass both debugfs runs
 		self.seconds: Dict[str, float] = {}	# suite -> its run time there
 		self.boots = 0
-		self.boot_seconds = 0.0
+		self.boot_seconds = 0.0		# guest time, summed over guests
+		self.wall_seconds = 0.0		# time in baseline() and run()
 		self.guests = 1			# boots in flight at once
 		self.tags = 0			# the last boot's number (its log's name)
 		self._lock = threading.Lock()
+		self._stop = threading.Event()	# set: no boot starts any more
+		self._accel = ''
+		self.fruitless: Dict[str, int] = {}	# boots of a mutant that decided nothing
 		self.tries: Dict[str, int] = {}
 		self.alone: Set[str] = set()		# mutants that boot on their own
 		self.decided = 0
@@ -551,13 +555,15 @@ class MultiBoot:
 		suites = self.suites_of(m)
 		return bool(suites) and all(s in self.ok for s in suites)
 
-	def judge_span(self, sp: Span) -> Dict[str, str]:
+	def judge_span(self, sp: Span, stopped_on: str = '') -> Dict[str, str]:
 		"""The new failures of span @sp; for a clean check also the cases
 		that passed both runs of the debugfs baseline and skip there (a
-		state an earlier mutant left that hides them from the next)."""
+		state an earlier mutant left that hides them from the next).
+		@stopped_on: the line the host stopped the guest at, if it did."""
 		base = self.sch.base
-		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected,
-					   f'no progress for {self.stall()} s, or a crash')
+		why = (f'the host stopped it at: {stopped_on.strip()[:100]}' if stopped_on
+		       else f'no progress for {self.stall()} s, or a crash')
+		cases, _whole = span_cases(sp, self.parse, base.groups, base.expected, why)
 		out = {k: v for k, v in base.failed(cases).items() if k not in self.base_fails()}
 		if sp.kind == 'check':
 			out.update({c['name']: 'skipped in a clean check, passed in the debugfs baseline'
@@ -593,13 +599,15 @@ class MultiBoot:
 					     os.path.join(self.work, f'initramfs-{tag}.cpio'))
 		shutil.rmtree(root, ignore_errors=True)
 		cmd = kernel.qemu_cmd(os.path.join(self.sch.build_dir, kernel.image()), cpio,
-				      ' '.join([APPEND] + self.race_params()))
+				      ' '.join([APPEND] + self.race_params()), accel=self.accel())
 		path = os.path.join(self.logs, f'multiboot-{tag}.log')
 		# a hang: no marker for the mutant timeout (a guest that keeps
 		# printing stall reports is hung all the same)
 		# a splat, or a case failing in a mutant's span, decides: nothing
 		# after it counts, so the guest is stopped soon after
 		stop = None if tag == 'baseline' else Stopper(self.base_fails())
+		if self._stop.is_set():
+			raise Error('multiboot: stopped before boot ' + tag)
 		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
 					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
 					  stop_on=stop, stop_grace=STOP_GRACE)
@@ -610,6 +618,14 @@ class MultiBoot:
 			self.boots += 1
 			self.boot_seconds += r.seconds
 		return parse_console(lines), r, path
+
+	def accel(self) -> str:
+		"""The accelerator of every boot, chosen once (from the thread
+		that runs first: the baseline's and run()'s, never a worker)."""
+		if not self._accel:
+			from . import kernel
+			self._accel = kernel.choose_accel()
+		return self._accel
 
 	def race_params(self) -> List[str]:
 		"""The race boots' kernel parameters (the read budget), for the
@@ -626,6 +642,7 @@ class MultiBoot:
 			return
 		con, r, path = self.boot([(0, suites), (0, suites)], 'baseline', 0, False,
 					 self.stall() * 4 + 120)
+		self.wall_seconds += r.seconds
 		spans = [s for s in con.spans if s.kind == 'mutant']
 		bad: Dict[str, str] = {}
 		if not con.done or len(spans) != 2 or not all(s.ended for s in spans):
@@ -672,7 +689,9 @@ class MultiBoot:
 		@r): verdicts, the time each begun mutant cost, the mutants that
 		now boot alone.  True when it decided something."""
 		by_id = {self.sch.ids[m.name]: m for m in batch}
-		out = decide(con, list(by_id), self.judge_span, r.stalled, r.timed_out, r.seconds,
+		stopped_on = getattr(r, 'stopped_on', '')
+		out = decide(con, list(by_id), lambda sp: self.judge_span(sp, stopped_on),
+			     r.stalled, r.timed_out, r.seconds,
 			     bool(r.stopped_on))
 		for i, v in out.items():
 			if v.what == 'survived' and not ran_in(v.span, i):
@@ -723,10 +742,13 @@ class MultiBoot:
 		verdicts: Dict[str, Verdict] = {}
 		spent: Dict[str, float] = {m.name: 0.0 for m in ms}
 		alone: List = []
-		fruitless = 0
 		busy: Set[str] = set()
 		flying: Dict[object, tuple] = {}
 		self.tags = max(self.tags, self.boots)
+		t_run = time.monotonic()
+		if getattr(self.boot, '__func__', None) is MultiBoot.boot:
+			self.accel()		# here, not in a worker (it rewrites os.environ)
+		self._stop.clear()
 		pool = ThreadPoolExecutor(max_workers=max(1, self.guests))
 		try:
 			while queue or flying:
@@ -757,18 +779,31 @@ class MultiBoot:
 					con, r, path = fut.result()
 					progress = self._take(batch, tag, con, r, path, log_of, verdicts,
 							      spent, alone)
-					fruitless = 0 if progress else fruitless + 1
-					if fruitless >= 2:
-						info(f'mutate: two boots of several mutants in a row decided '
-						     f'nothing (console {rel(path)}): {len(batch)} mutant(s) '
-						     'boot on their own')
-						alone += [m for m in batch if m not in alone]
+					if progress:
+						continue
+					# a mutant in two boots that decided nothing boots alone
+					stuck = []
+					for m in batch:
+						self.fruitless[m.name] = self.fruitless.get(m.name, 0) + 1
+						if self.fruitless[m.name] >= 2 and m not in alone:
+							stuck.append(m)
+					if stuck:
+						info(f'mutate: {len(stuck)} mutant(s) were in two boots of '
+						     f'several that decided nothing (console {rel(path)}): '
+						     'they boot on their own')
+						alone += stuck
 				queue = [m for m in queue if m.name not in verdicts and m not in alone]
 		except BaseException:
-			proc.kill_all()		# the guests in flight: their boots return at once
+			# no boot starts any more; the guests in flight are killed
+			# until every worker has returned
+			self._stop.set()
+			while not all(f.done() for f in flying):
+				proc.kill_all()
+				wait(list(flying), timeout=0.5)
 			raise
 		finally:
-			pool.shutdown(wait=True)
+			pool.shutdown(wait=True, cancel_futures=True)
+			self.wall_seconds += time.monotonic() - t_run
 		results: Dict[str, tuple] = {}
 		for m in ms:
 			t0 = time.monotonic()

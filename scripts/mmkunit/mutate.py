@@ -1449,7 +1449,8 @@ def cmd_mutate(args) -> int:
 		counts = {s: sum(1 for x in results.values() if x['status'] == s and not x['variant'])
 			  for s in STATUSES}
 		pinned = sum(1 for x in results.values() if x['variant'] and x['status'] == 'killed')
-		eta = sum(spent) / len(spent) * (len(todo) - done)
+		# wall time per mutant since the first one began: boots overlap
+		eta = (time.monotonic() - t_loop) / done * (len(todo) - done)
 		what = {'killed': f'killed by {o.killer}', 'stillborn': 'stillborn (no build)'
 			}.get(r['status'], r['status'])
 		if m.alt:
@@ -1482,9 +1483,11 @@ def cmd_mutate(args) -> int:
 				order = sch.suite_order
 				mb.baseline(sorted(used, key=lambda s: (order.index(s) if s in order
 									else len(order), s)))
+		t_loop = time.monotonic()
 		for k, m in enumerate(todo, 1):
 			elapsed = time.monotonic() - t0
-			mean = sum(spent) / len(spent) if spent else 0.0
+			# wall time per mutant (guests overlap: not the mean of spent)
+			mean = (time.monotonic() - t_loop) / done if done else 0.0
 			if m.name not in pre and budget and (elapsed >= budget or
 							     (spent and elapsed + mean > budget)):
 				stopped = (f'BUDGET={args.budget:g} min reached after {fmt_time(elapsed)}: '
@@ -1497,8 +1500,9 @@ def cmd_mutate(args) -> int:
 			switched = sch is not None and sch.switched(m.name)
 			if mb is not None and m.name not in pre and mb.eligible(m):
 				batch = [x for x in todo[k - 1:] if x.name not in pre and mb.eligible(x)]
-				# a few boots' worth per guest: the guests stay busy to the end
-				batch = batch[:per_boot * guests * 4]
+				# with guests, two boots' worth each: they stay busy to the
+				# end of the batch; one guest keeps a boot's worth
+				batch = batch[:per_boot * (2 * guests if guests > 1 else 1)]
 				if budget and spent:
 					batch = batch[:max(1, int((budget - elapsed) / max(1.0, mean)))]
 				for x in batch:
@@ -1531,6 +1535,7 @@ def cmd_mutate(args) -> int:
 	if mb is not None and data['schemata'] is not None:
 		data['schemata'].update({'per_boot': per_boot, 'several_boots': mb.boots,
 					 'several_boot_seconds': round(mb.boot_seconds, 1),
+					 'several_wall_seconds': round(mb.wall_seconds, 1), 'guests': guests,
 					 'several_alone': sorted(mb.alone)})
 	text = finish(not stopped)
 	print(text)
@@ -1550,8 +1555,9 @@ def cmd_mutate(args) -> int:
 	      f'{times["baseline_guest"] + times["baseline_races"]:.0f} s, '
 	      f'{len(booted)} booted in {sum(r["guest_seconds"] + r["races_seconds"] for r in booted):.0f} s, '
 	      f'{unreached} not reached (no boot)' if sch else '') +
-	     (f'; {mb.boots} boot(s) of several mutants in {mb.boot_seconds:.0f} s (debugfs '
-	      f'baseline included), {len(mb.alone)} mutant(s) on their own after one'
+	     (f'; {mb.boots} boot(s) of several mutants, {mb.boot_seconds:.0f} s of guests in '
+	      f'{mb.wall_seconds:.0f} s (GUESTS={guests}; debugfs baseline included), '
+	      f'{len(mb.alone)} mutant(s) on their own after one'
 	      if mb is not None else '') +
 	     f'; {reused} reused' +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')

@@ -60,8 +60,8 @@ def kill_all() -> int:
 	n = 0
 	for pgid in list(_groups):
 		kill_group(pgid)
+		_groups.discard(pgid)	# not clear(): one started meanwhile stays
 		n += 1
-	_groups.clear()
 	return n
 
 

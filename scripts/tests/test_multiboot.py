@@ -511,10 +511,12 @@ class TestRun(unittest.TestCase):
 			lock = threading.Lock()
 			held, most = set(), [0]
 			flying = [0]
+			tags = []
 
 			def boot(plan, tag, every, stop, timeout, stall=0):
 				ids = {e[0] for e in plan}
 				with lock:
+					tags.append(tag)
 					self.assertFalse(ids & held, f'{ids & held} in two boots at once')
 					held.update(ids)
 					flying[0] += 1
@@ -538,6 +540,8 @@ class TestRun(unittest.TestCase):
 			ms = [M(f'm{i}') for i in range(1, 13)]
 			out = mb.run(ms, lambda m: os.path.join(mb.logs, m.name + '.log'))
 			shutil.rmtree(mb.logs)
+			self.assertEqual(len(tags), len(set(tags)), tags)
+			self.assertEqual(sch.alone_runs, [])
 			return {n: (o.status, o.killer) for n, (o, _s) in out.items()}, most[0]
 		one, most1 = go(1)
 		two, most2 = go(2)
@@ -545,6 +549,31 @@ class TestRun(unittest.TestCase):
 		self.assertEqual(one, two)
 		self.assertEqual([n for n, v in sorted(two.items()) if v[0] == 'killed'],
 				 ['m2', 'm7', 'm9'])
+
+	# a boot that fails (an error in a worker) ends run() at once: the
+	# other guest in flight is stopped, not waited for
+	def test_guest_error(self):
+		import time as _time
+		sch = FakeSchemata(6)
+		mb = multiboot.MultiBoot(sch, 3, tempfile.mkdtemp(prefix='multiboot-logs-'))
+		mb.ok = ['lazyfree_thp']
+		mb.parse = mini_parse
+		mb.guests = 2
+
+		def boot(plan, tag, every, stop, timeout, stall=0):
+			if plan[0][0] == 1:
+				_time.sleep(0.2)
+				raise multiboot.Error('cpio failed')
+			# a guest that runs until it is stopped (as kill_all would)
+			if not mb._stop.wait(30):
+				raise AssertionError('the other guest was not stopped')
+			raise multiboot.Error('killed')
+		mb.boot = boot
+		t = _time.monotonic()
+		with self.assertRaisesRegex(multiboot.Error, 'cpio failed'):
+			mb.run([M(f'm{i}') for i in range(1, 7)], lambda m: os.path.join(mb.logs, 'x.log'))
+		self.assertLess(_time.monotonic() - t, 10)
+		shutil.rmtree(mb.logs)
 
 	# a survivor whose switch did not run in its own span (the baseline
 	# saw it run in work no case owns) is not taken as survived: it
