@@ -238,7 +238,7 @@ def is_splat_line(line: str) -> bool:
 
 def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0,
 		   stall: float = 0, stall_on: str = '', label: str = '',
-		   stop_on=None, stop_grace: float = 5.0) -> proc.Result:
+		   stop_on=None, stop_grace: float = 5.0, stall_of=None) -> proc.Result:
 	"""Run a QEMU command (qemu_cmd) with its console in @console; with
 	@stall, a console without a line (holding @stall_on) that long stops
 	it too, and a line @stop_on says yes to @stop_grace seconds later
@@ -246,7 +246,7 @@ def boot_initramfs(cmd: List[str], console: str, timeout: int, nice: int = 0,
 	with open(console, 'w') as logf:
 		return proc.run(cmd, log=logf, echo=False, timeout=timeout, nice=nice,
 				stall=stall or None, stall_on=stall_on, label=label, stop_on=stop_on,
-				stop_grace=stop_grace)
+				stop_grace=stop_grace, stall_of=stall_of)
 
 
 def pack_initramfs(root: str, init: str, cpio: str) -> str:

@@ -325,6 +325,13 @@ class Stopper:
 		self.splats = 'guest.splat' not in base_fail
 		self.mutant = 0		# the id of the mutant span the console is in
 		self.running = ''	# its suite running
+		self.limits: Dict[str, float] = {}	# suite -> the silence that is a hang in it
+		self.between = 0.0	# the same outside a suite
+
+	def stall(self) -> float:
+		"""proc.run()'s stall_of: the silence that is a hang now, the
+		running suite's limit (MultiBoot.suite_stall()) while one runs."""
+		return self.limits.get(self.running, self.between) if self.running else self.between
 
 	def __call__(self, raw: str) -> bool:
 		line = judge.strip_console_prefix(raw.replace('\r', ''))
@@ -580,8 +587,14 @@ class MultiBoot:
 		"""A hang in a boot of @plan: no marker for four times the longest
 		of its suites in the debugfs baseline and a minute, at most the
 		mutant timeout."""
-		longest = max((self.seconds.get(s, 60.0) for e in plan for s in e[1]), default=60.0)
-		return int(min(self.stall(), 4 * longest + 60))
+		return max((self.suite_stall(s) for e in plan for s in e[1]),
+			   default=self.suite_stall(''))
+
+	def suite_stall(self, suite: str) -> int:
+		"""A hang while @suite runs: no marker for four times its time in
+		the debugfs baseline and a minute (a suite not timed there: 60 s),
+		at most the mutant timeout."""
+		return int(min(self.stall(), 4 * self.seconds.get(suite, 60.0) + 60))
 
 	def boot(self, plan: List[tuple], tag: str, every: int, stop: bool,
 		 timeout: float, stall: int = 0):
@@ -606,11 +619,16 @@ class MultiBoot:
 		# a splat, or a case failing in a mutant's span, decides: nothing
 		# after it counts, so the guest is stopped soon after
 		stop = None if tag == 'baseline' else Stopper(self.base_fails())
+		if stop is not None:
+			# a hang is judged by the suite that runs, not the longest
+			stop.limits = {s: self.suite_stall(s) for e in plan for s in e[1]}
+			stop.between = stall or self.stall()
 		if self._stop.is_set():
 			raise Error('multiboot: stopped before boot ' + tag)
 		r = kernel.boot_initramfs(cmd, path, int(timeout), stall=stall or self.stall(),
 					  stall_on=MARK, label=f'mutate: boot {tag} of several mutants',
-					  stop_on=stop, stop_grace=STOP_GRACE)
+					  stop_on=stop, stop_grace=STOP_GRACE,
+					  stall_of=stop.stall if stop is not None else None)
 		os.unlink(cpio)
 		with open(path, errors='replace') as f:
 			lines = f.readlines()

@@ -90,7 +90,7 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 	label: str = '', progress: Optional[Callable[[], str]] = None,
 	stdin=subprocess.DEVNULL, nice: int = 0, stall: Optional[float] = None,
 	stall_on: str = '', stop_on: Optional[Callable[[str], bool]] = None,
-	stop_grace: float = 5.0) -> Result:
+	stop_grace: float = 5.0, stall_of: Optional[Callable[[], float]] = None) -> Result:
 	"""Run @cmd in a new process group; its output goes to @log (and to our
 	stdout with @echo).  After @timeout seconds the group is killed and the
 	result says timed_out.  With @label, a line "LABEL, N s elapsed
@@ -98,6 +98,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 	MMKUNIT_HEARTBEAT seconds (60).  With @stall, the group is killed as
 	well when it printed nothing for @stall seconds (timed_out and stalled
 	in the result); with @stall_on, only a line holding that text counts.
+	With @stall_of, the silence allowed is what it returns at each look
+	(it may follow the lines @stop_on has seen), @stall only until then.
 	With @stop_on, the first line for which it is true stops the group
 	@stop_grace seconds later (timed_out, and stopped_on names the line).
 	Any exception (^C, SIGTERM) kills the group before it propagates."""
@@ -129,6 +131,8 @@ def run(cmd: List[str], cwd: Optional[str] = None, env: Optional[Dict[str, str]]
 				waits.append(max(0.05, deadline - now))
 			if beat:
 				waits.append(max(0.05, last_out + beat - now))
+			if stall_of is not None:
+				stall = stall_of() or stall
 			if stall:
 				waits.append(max(0.05, last_line + stall - now))
 			if stop_at is not None:

@@ -399,6 +399,27 @@ class TestStall(unittest.TestCase):
 		mb.sch.base.timeout = 100
 		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 100)
 
+	# a hang is judged by the suite that runs: the Stopper's stall() follows
+	# the markers, and proc.run(stall_of=) stops a silent short suite at
+	# its own limit, not the longest suite's of the boot
+	def test_stall_per_suite(self):
+		from mmkunit import proc
+		st = multiboot.Stopper(set())
+		st.limits, st.between = {'fast': 1.0, 'slow': 30.0}, 30.0
+		self.assertEqual(st.stall(), 30.0)
+		st(f'{MARK} begin 1 1.0')
+		st(f'{MARK} suite fast 1.1')
+		self.assertEqual(st.stall(), 1.0)
+		st(f'{MARK} results fast 1.2')
+		self.assertEqual(st.stall(), 30.0)
+		st = multiboot.Stopper(set())
+		st.limits, st.between = {'fast': 1.0, 'slow': 30.0}, 30.0
+		r = proc.run(['sh', '-c', f'echo "{MARK} begin 1 1.0"; echo "{MARK} suite fast 1.1"; sleep 30'],
+			     echo=False, timeout=60, stall=30, stall_on=MARK, stop_on=st,
+			     stall_of=st.stall)
+		self.assertTrue(r.stalled)
+		self.assertLess(r.seconds, 10)
+
 
 class FakeBase:
 	groups, expected, timeout, glob = [], {}, 60, ''
