@@ -1082,6 +1082,16 @@ def table(data: dict) -> str:
 		for s in STATUSES:
 			tot[s] += rows[p][s]
 	lines.append('-' * len(head))
+	groups: Dict[str, Dict[str, int]] = {}
+	for p in order:
+		g = groups.setdefault(p.split('/')[0], {s: 0 for s in STATUSES})
+		for s in STATUSES:
+			g[s] += rows[p][s]
+	if len(groups) > 1:
+		# the feature groups: the score each must reach
+		for g, r in groups.items():
+			lines.append(row(f'{g}/*', r))
+		lines.append('-' * len(head))
 	lines.append(row('total', tot))
 	lines.append('score = killed / (killed + survived + not reached); equivalent mutants '
 		     '(patches/mutants-equivalent) and stillborn ones are not counted')

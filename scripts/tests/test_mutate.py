@@ -394,6 +394,27 @@ N_MUTANTS = 13		# 7 of fake_clamp, 1 of fake_pair_of, 5 of fake_add
 STILLBORN = 'fake/0001:mm/fake.c:15:early-return#1'	# return 0; in a struct function
 
 
+class TestTable(unittest.TestCase):
+	# the report's table has a row per feature group (the score each group
+	# must reach) when the selection spans several groups, none for one
+	def test_group_rows(self):
+		def m(patch, status):
+			return {'patch': patch, 'status': status, 'name': patch + ':x', 'diff': '',
+				'file': 'mm/x.c', 'line': 1, 'killer': 'a.b', 'reason': ''}
+		data = {'mutants': [m('rcu-free/0001-a.patch', 'killed'),
+				    m('rcu-free/0002-b.patch', 'survived'),
+				    m('rcu-free/0002-b.patch', 'killed'),
+				    m('shmem-batch/0001-c.patch', 'killed')]}
+		text = mutate.table(data)
+		rows = {ln.split()[0]: ln.split() for ln in text.splitlines() if ln.endswith('%')}
+		self.assertEqual(rows['rcu-free/*'][1:5], ['3', '2', '1', '0'])
+		self.assertEqual(rows['rcu-free/*'][-2], '66.7')
+		self.assertEqual(rows['shmem-batch/*'][-2], '100.0')
+		self.assertEqual(rows['total'][1], '4')
+		one = mutate.table({'mutants': data['mutants'][:3]})
+		self.assertNotIn('rcu-free/*', one)
+
+
 class MutateBase(RunCase):
 	def setUp(self):
 		super().setUp()
