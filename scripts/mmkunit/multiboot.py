@@ -169,6 +169,16 @@ def init_script(plan: List[tuple], every: int = CHECK_EVERY, stop: bool = True) 
 		'\t\t$B reboot -f',
 		'\tfi',
 		'}',
+	]
+	first = plan[0][1][0] if plan else ''
+	if first:
+		# the switch printed what ran at boot (init code) only when a
+		# suite starts: a run of the first suite with no case kept puts
+		# it here, not in the first mutant's span, whose switch never ran
+		out += [f"echo '{first}.mm_mutant_none' > $D/mm_mutant/cases",
+			f'[ -e $D/kunit/{first}/run ] && echo 1 > $D/kunit/{first}/run',
+			'echo > $D/mm_mutant/cases']
+	out += [
 		'$B dmesg -c > /dev/null',
 		'T=$(taint)',
 		'echo "$M ready $($B ls $D/kunit | $B wc -l)"',

@@ -36,7 +36,12 @@ shift
 case $cmd in
 mount) exit 0 ;;
 reboot) kill -9 $PPID; exit 0 ;;
-dmesg) cat "$F/dmesg"; : > "$F/dmesg"; exit 0 ;;
+dmesg)
+	# what ran at boot is printed when a suite first runs
+	if [ -f "$F/pending" ] && cat "$F"/d/kunit/*/run | grep -q 1; then
+		cat "$F/pending" >> "$F/dmesg"; rm "$F/pending"
+	fi
+	cat "$F/dmesg"; : > "$F/dmesg"; exit 0 ;;
 cat)
 	case $1 in
 	*/kunit/*/results)
@@ -59,7 +64,7 @@ exec /bin/busybox "$cmd" "$@"
 
 
 def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), taint=(),
-	     crash=(), dirty_check=False, unreached=()):
+	     crash=(), dirty_check=False, unreached=(), boot_reach=()):
 	"""Run init_script(@plan) under busybox sh on the host against the
 	fake; its console lines."""
 	if not os.access(BUSYBOX, os.X_OK):
@@ -84,6 +89,10 @@ def simulate(plan, every=multiboot.CHECK_EVERY, stop=True, fail=(), splat=(), ta
 		if dirty_check:
 			open(os.path.join(d, 'fail.0'), 'w').close()
 		open(os.path.join(d, 'dmesg'), 'w').close()
+		if boot_reach:
+			with open(os.path.join(d, 'pending'), 'w') as f:
+				f.write(f'[    1.0] mm_mutant: reached in {plan[0][1][0]}: '
+					f'{",".join(map(str, boot_reach))}\n')
 		bb = os.path.join(d, 'bb')
 		with open(bb, 'w') as f:
 			f.write(FAKE_BB)
@@ -514,6 +523,29 @@ class TestRun(unittest.TestCase):
 			self.assertEqual(status[n][0], 'survived', n)
 		with open(os.path.join(mb.logs, 'm5.log')) as f:
 			self.assertIn('the clean check after it failed', f.read())
+		shutil.rmtree(mb.logs)
+
+	# what ran at boot (a mutant's init code: the switch was off then) is
+	# printed when the first suite runs: the guest runs that suite with no
+	# case kept before the first mutant, so the first mutant's span does
+	# not take it for its own, and that mutant boots alone
+	def test_boot_reach_not_in_first_span(self):
+		sch = FakeSchemata(2)
+		mb = multiboot.MultiBoot(sch, 4, tempfile.mkdtemp(prefix='multiboot-logs-'))
+		mb.ok = ['lazyfree_thp']
+		mb.parse = mini_parse
+
+		def boot(plan, tag, every, stop, timeout, stall=0):
+			lines = simulate(plan, unreached=[1], boot_reach=[1])
+			mb.boots += 1
+			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
+					  'stopped_on': ''})
+			return multiboot.parse_console(lines), r, os.path.join(mb.logs, 'x.log')
+		mb.boot = boot
+		out = mb.run([M('m1'), M('m2')], lambda m: os.path.join(mb.logs, m.name + '.log'))
+		self.assertEqual(sch.alone_runs, ['m1'])
+		self.assertEqual({n: o.status for n, (o, _s) in out.items()},
+				 {'m1': 'survived', 'm2': 'survived'})
 		shutil.rmtree(mb.logs)
 
 	# two boots at once (guests=2): they overlap, no mutant is in two of
