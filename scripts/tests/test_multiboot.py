@@ -480,6 +480,23 @@ class M:
 		self.races = False
 
 
+def simulated(sch, per_boot, **how):
+	"""A MultiBoot over @sch whose boots are simulate()d with @how (every
+	boot alike), @per_boot mutants at most each."""
+	mb = multiboot.MultiBoot(sch, per_boot, tempfile.mkdtemp(prefix='multiboot-logs-'))
+	mb.ok = ['lazyfree_thp']
+	mb.parse = mini_parse
+
+	def boot(plan, tag, every, stop, timeout, stall=0):
+		lines = simulate(plan, **how)
+		mb.boots += 1
+		r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
+				  'stopped_on': ''})
+		return multiboot.parse_console(lines), r, os.path.join(mb.logs, 'x.log')
+	mb.boot = boot
+	return mb
+
+
 class TestRun(unittest.TestCase):
 	# MultiBoot.run() over simulated boots: a kill ends a boot and the next
 	# one starts after it, a crash kills, a failed check sends the mutants
@@ -531,17 +548,7 @@ class TestRun(unittest.TestCase):
 	# not take it for its own, and that mutant boots alone
 	def test_boot_reach_not_in_first_span(self):
 		sch = FakeSchemata(2)
-		mb = multiboot.MultiBoot(sch, 4, tempfile.mkdtemp(prefix='multiboot-logs-'))
-		mb.ok = ['lazyfree_thp']
-		mb.parse = mini_parse
-
-		def boot(plan, tag, every, stop, timeout, stall=0):
-			lines = simulate(plan, unreached=[1], boot_reach=[1])
-			mb.boots += 1
-			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
-					  'stopped_on': ''})
-			return multiboot.parse_console(lines), r, os.path.join(mb.logs, 'x.log')
-		mb.boot = boot
+		mb = simulated(sch, 4, unreached=[1], boot_reach=[1])
 		out = mb.run([M('m1'), M('m2')], lambda m: os.path.join(mb.logs, m.name + '.log'))
 		self.assertEqual(sch.alone_runs, ['m1'])
 		self.assertEqual({n: o.status for n, (o, _s) in out.items()},
@@ -633,17 +640,7 @@ class TestRun(unittest.TestCase):
 	# boots on its own, with whole suites
 	def test_unreached_survivor_alone(self):
 		sch = FakeSchemata(3)
-		mb = multiboot.MultiBoot(sch, 4, tempfile.mkdtemp(prefix='multiboot-logs-'))
-		mb.ok = ['lazyfree_thp']
-		mb.parse = mini_parse
-
-		def boot(plan, tag, every, stop, timeout, stall=0):
-			lines = simulate(plan, unreached=[2])
-			mb.boots += 1
-			r = type('R', (), {'stalled': False, 'timed_out': False, 'seconds': 10.0,
-					  'stopped_on': ''})
-			return multiboot.parse_console(lines), r, os.path.join(mb.logs, 'x.log')
-		mb.boot = boot
+		mb = simulated(sch, 4, unreached=[2])
 		out = mb.run([M('m1'), M('m2'), M('m3')], lambda m: os.path.join(mb.logs, m.name + '.log'))
 		self.assertEqual(sch.alone_runs, ['m2'])
 		self.assertEqual({n: o.status for n, (o, _s) in out.items()},
