@@ -569,6 +569,8 @@ class MultiBoot:
 			return False
 		if getattr(m, 'alt', ''):
 			return False	# a variant: every case it fails, in a boot of its own
+		if self.sch.ids[m.name] in getattr(self.sch, 'boot_only', ()):
+			return False	# its switch is off at boot here: a boot of its own
 		suites = self.suites_of(m)
 		return bool(suites) and all(s in self.ok for s in suites)
 

@@ -514,6 +514,28 @@ def parse_reach(log_lines: List[str]) -> Dict[int, Set[str]]:
 	return {i: {w.split('.')[0] for w in ws} for i, ws in parse_case_reach(log_lines).items()}
 
 
+def boot_only(log_lines: List[str]) -> Set[int]:
+	"""The ids that ran only at boot (or in the first suite's init), from a
+	kunit.py boot's kernel log: the switch prints what ran before the
+	first suite together with that suite's init, in the first block of
+	"in SUITE:" lines; an id seen in no later line ran nowhere else."""
+	first: Set[int] = set()
+	later: Set[int] = set()
+	block = ''
+	for line in log_lines:
+		m = REACH_RE.search(line)
+		if not m:
+			continue
+		ids = {int(x) for x in m.group(3).split(',') if x.isdigit()}
+		if block is not None and not m.group(2) and block in ('', m.group(1)):
+			block = m.group(1)
+			first |= ids
+		else:
+			block = None
+			later |= ids
+	return first - later
+
+
 def reach_order(log_lines: List[str]) -> List[str]:
 	"""The suites of a boot's reach lines in the order they ran."""
 	out: List[str] = []
@@ -803,6 +825,7 @@ class SchemataRunner:
 		self.lines: Dict[str, Dict[int, Tuple[int, int]]] = {}
 		self.mutants = {m.name: m for m in mutants}
 		self.reach: Dict[int, Set[str]] = {}
+		self.boot_only: Set[int] = set()	# ids that ran only at boot
 		# id -> "SUITE.CASE" / "SUITE" where it ran (parse_case_reach())
 		self.case_reach: Dict[int, Set[str]] = {}
 		self.suite_order: List[str] = []	# the reaching suites as the baseline ran them
@@ -915,6 +938,12 @@ class SchemataRunner:
 		self.reach = parse_reach(b.log_lines)
 		self.case_reach = parse_case_reach(b.log_lines)
 		self.suite_order = reach_order(b.log_lines)
+		# code that ran only at boot can change what any suite sees: a
+		# boot of its own (mutant active from the start), every suite
+		self.boot_only = boot_only(b.log_lines)
+		for i in self.boot_only:
+			self.reach[i] = set(self.suite_order)
+			self.case_reach[i] = set(self.suite_order)
 		if not base.timeout:
 			base.timeout = int(min(300, max(120, 5 * g)))
 			base.race_timeout = int(max(300, 3 * g))

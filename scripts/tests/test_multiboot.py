@@ -179,6 +179,16 @@ class TestCases(unittest.TestCase):
 				 [('mutant', 3), ('mutant', 5), ('check', 0)])
 		self.assertEqual(kept, [['lazyfree_thp.a lazyfree_thp.b shmem_read'] * 2, [''], ['', '']])
 
+	# a mutant whose line ran only at boot never runs in a boot of several
+	# (its switch is off at boot there): it boots on its own
+	def test_boot_only_not_eligible(self):
+		sch = FakeSchemata(2)
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		mb.ok = ['lazyfree_thp']
+		self.assertTrue(mb.eligible(M('m1')) and mb.eligible(M('m2')))
+		sch.boot_only = {2}
+		self.assertEqual((mb.eligible(M('m1')), mb.eligible(M('m2'))), (True, False))
+
 	# the plan entry of a mutant: its suites, and the cases of them that
 	# reached it (a suite whose init or exit reached it: whole)
 	def test_plan_of(self):
@@ -733,6 +743,22 @@ class TestConclude(unittest.TestCase):
 		booted.clear()
 		o = sch.conclude(b, mutate.Outcome('survived'), {}, None, races_done=True)
 		self.assertEqual((o.status, booted), ('survived', []))
+
+	# the baseline gives a mutant whose line ran only at boot every suite:
+	# code run at boot can change what any of them sees
+	def test_baseline_boot_only(self):
+		from mmkunit import schemata
+		sch = object.__new__(schemata.SchemataRunner)
+		sch.base = FakeBase()
+		log = ['mm_mutant: reached in lazyfree_thp: 1,4\n',
+		       'mm_mutant: reached in lazyfree_thp.lazyfree_thp_case: 1\n',
+		       'mm_mutant: reached in shmem_read.shmem_read_hole: 2\n']
+		sch.boot = lambda races, active, log_, glob='': (
+			[], 5.0, type('B', (), {'log_lines': log}))
+		sch.baseline(False, None)
+		self.assertEqual(sch.boot_only, {4})
+		self.assertEqual(sch.reach, {1: {'lazyfree_thp'}, 2: {'shmem_read'},
+					     4: {'lazyfree_thp', 'shmem_read'}})
 
 	# a race mutant's race suites run in its boot of several, after its
 	# functional suites and with the race cases that reach it, when they

@@ -434,6 +434,20 @@ class TestReach(unittest.TestCase):
 			41: {'rcu_free_grace'}})
 		self.assertEqual(schemata.parse_reach(['nothing here\n']), {})
 
+	# what ran before the first suite is printed with that suite's init,
+	# in the first block of suite-level lines: an id seen nowhere after
+	# ran only at boot (its mutant needs a boot of its own, every suite)
+	def test_boot_only(self):
+		log = ['[    2.000000] mm_mutant: reached in lazyfree_thp: 1,2,3\n',
+		       '[    2.000001] mm_mutant: reached in lazyfree_thp: 4,5\n',
+		       '[    2.100000] mm_mutant: reached in lazyfree_thp.lazyfree_thp_split: 2\n',
+		       '[    2.900000] mm_mutant: reached in lazyfree_thp: 3\n',
+		       '[    3.000000] mm_mutant: reached in shmem_read: 1,6\n',
+		       '[    3.100000] mm_mutant: reached in shmem_read.shmem_read_hole: 7\n']
+		self.assertEqual(schemata.boot_only(log), {4, 5})
+		self.assertEqual(schemata.boot_only(log[4:]), {1, 6})
+		self.assertEqual(schemata.boot_only([]), set())
+
 	# the lines after each case, after a suite's init and at its end: per
 	# id, where it ran; the suites come from them, and a run keeps a
 	# suite's cases that reached the id, or the whole suite when its init,
