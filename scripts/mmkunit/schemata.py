@@ -938,12 +938,16 @@ class SchemataRunner:
 		self.reach = parse_reach(b.log_lines)
 		self.case_reach = parse_case_reach(b.log_lines)
 		self.suite_order = reach_order(b.log_lines)
+		# every suite of the boot, those no switch ran in too, in run order
+		ran = [c['name'].split('.')[0] for c in cases if not c['name'].startswith('guest.')]
+		every = list(dict.fromkeys(ran))
+		self.suite_order += [x for x in every if x not in self.suite_order]
 		# code that ran only at boot can change what any suite sees: a
 		# boot of its own (mutant active from the start), every suite
 		self.boot_only = boot_only(b.log_lines)
 		for i in self.boot_only:
-			self.reach[i] = set(self.suite_order)
-			self.case_reach[i] = set(self.suite_order)
+			self.reach[i] = set(every) | self.reach.get(i, set())
+			self.case_reach[i] = set(self.reach[i])
 		if not base.timeout:
 			base.timeout = int(min(300, max(120, 5 * g)))
 			base.race_timeout = int(max(300, 3 * g))

@@ -753,12 +753,17 @@ class TestConclude(unittest.TestCase):
 		log = ['mm_mutant: reached in lazyfree_thp: 1,4\n',
 		       'mm_mutant: reached in lazyfree_thp.lazyfree_thp_case: 1\n',
 		       'mm_mutant: reached in shmem_read.shmem_read_hole: 2\n']
+		# rcu_free_grace ran no switch: every suite of the boot all the same
+		cases = [{'name': n, 'status': 'PASS', 'verdict': 'pass', 'reason': ''}
+			 for n in ('lazyfree_thp.lazyfree_thp_case', 'rcu_free_grace.x',
+				   'shmem_read.shmem_read_hole')]
 		sch.boot = lambda races, active, log_, glob='': (
-			[], 5.0, type('B', (), {'log_lines': log}))
+			cases, 5.0, type('B', (), {'log_lines': log}))
 		sch.baseline(False, None)
 		self.assertEqual(sch.boot_only, {4})
 		self.assertEqual(sch.reach, {1: {'lazyfree_thp'}, 2: {'shmem_read'},
-					     4: {'lazyfree_thp', 'shmem_read'}})
+					     4: {'lazyfree_thp', 'rcu_free_grace', 'shmem_read'}})
+		self.assertEqual(sch.suite_order, ['lazyfree_thp', 'shmem_read', 'rcu_free_grace'])
 
 	# a race mutant's race suites run in its boot of several, after its
 	# functional suites and with the race cases that reach it, when they
