@@ -1482,8 +1482,10 @@ def cmd_mutate(args) -> int:
 		if own:
 			runner.baseline(any(m.races for m in own))
 		if sch is not None and per_boot > 1:
+			# a line that ran only at boot needs a boot of its own
 			several = [m for m in todo if sch.switched(m.name) and not m.alt and
-				   sch.reach.get(sch.ids[m.name])]
+				   sch.reach.get(sch.ids[m.name]) and
+				   sch.ids[m.name] not in sch.boot_only]
 			if several:
 				mb = multiboot.MultiBoot(sch, per_boot, runner.logs, reach_by == 'case')
 				mb.guests = guests
