@@ -828,7 +828,7 @@ class SchemataRunner:
 		self.boot_only: Set[int] = set()	# ids that ran only at boot
 		# id -> "SUITE.CASE" / "SUITE" where it ran (parse_case_reach())
 		self.case_reach: Dict[int, Set[str]] = {}
-		self.suite_order: List[str] = []	# the reaching suites as the baseline ran them
+		self.suite_order: List[str] = []	# the suites of the baseline in run order
 		self.race_reach: Dict[int, Set[str]] = {}
 		self.base_fail: Set[str] = set()
 		self.base_pass: Set[str] = set()
