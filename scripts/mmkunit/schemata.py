@@ -760,10 +760,26 @@ def reusable(entry: Optional[dict], suites_now: Dict[str, str],
 	then = entry.get('suites', {})
 	if reach_now is None or entry.get('reach') is None:
 		return then == suites_now
+	if killed_still(entry, suites_now, reach_now):
+		return True
 	if set(entry['reach']) != set(reach_now):
 		return False
 	# a suite whose source is not under mm/tests (hash '') counts as unchanged
 	return all(then.get(s, '') == suites_now.get(s, '') for s in reach_now)
+
+
+def killed_still(entry: dict, suites_now: Dict[str, str], reach_now: Set[str]) -> bool:
+	"""Whether a cached kill holds whatever else changed: its killer is a
+	suite's case (not a splat or a hang, which any suite may have caused),
+	and that suite still reaches the mutant and is unchanged.  A new or
+	changed suite can add kills, never take that one away."""
+	r = entry.get('result') or {}
+	if r.get('status') != 'killed':
+		return False
+	suite = (r.get('killer') or '').split('.')[0]
+	then = entry.get('suites', {})
+	return bool(suite) and suite in reach_now and suite in then and \
+		then[suite] == suites_now.get(suite)
 
 
 # ------------------------------------------------------------ a whole file

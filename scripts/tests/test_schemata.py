@@ -518,6 +518,23 @@ class TestCache(unittest.TestCase):
 		nr = {'result': {}, 'suites': dict(suites), 'reach': []}
 		self.assertTrue(schemata.reusable(nr, changed_b, set()))
 
+	# a kill by a suite that still reaches the mutant, unchanged, is kept
+	# when another suite changes or reaches it anew; a survivor is not,
+	# nor a kill by a changed suite, nor one by a splat
+	def test_reusable_kill(self):
+		suites = {'a': '1', 'b': '2'}
+		kill = {'result': {'status': 'killed', 'killer': 'a.case_one.param'},
+			'suites': dict(suites), 'reach': ['a']}
+		changed_b = dict(suites, b='9')
+		self.assertTrue(schemata.reusable(kill, changed_b, {'a', 'b'}))	# b reaches it now
+		self.assertFalse(schemata.reusable(kill, dict(suites, a='9'), {'a', 'b'}))
+		self.assertFalse(schemata.reusable(kill, changed_b, {'b'}))	# a no longer reaches it
+		survived = dict(kill, result={'status': 'survived'})
+		self.assertFalse(schemata.reusable(survived, changed_b, {'a', 'b'}))
+		splat = dict(kill, result={'status': 'killed', 'killer': 'guest.splat'})
+		self.assertFalse(schemata.reusable(splat, changed_b, {'a', 'b'}))
+		self.assertFalse(schemata.reusable(kill, changed_b, None))	# no baseline yet
+
 	def test_suite_hashes(self):
 		with tempfile.TemporaryDirectory() as d:
 			def write(name, text):
