@@ -658,9 +658,89 @@ static void rcu_free_compaction_full_waits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, dma_layout_old_waiting(l), 0);
 }
 
+/**
+ * struct synced_case - a compact_zone() call's state at a scanner's check
+ * @desc: the row's name
+ * @synced: the call synced once already
+ */
+struct synced_case {
+	const char *desc;
+	bool synced;
+};
+
+static const struct synced_case synced_cases[] = {
+	{ "first sync of the call", false },
+	{ "the call synced already", true },
+};
+
+static void synced_case_desc(const struct synced_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(synced_case, synced_cases, synced_case_desc);
+
+/* Give the turn of the rated drains back to the time */
+static void turn_natural(void *unused)
+{
+	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
+}
+
+/*
+ * The check sync-light compaction makes when its scanner leaves a block
+ * it migrated flagged folios from (compaction_free_rcu(), by its hook, on
+ * a compact_control of the case's), with the turn of the rated drains
+ * forced due and a flagged page of the zone held waiting: the call's
+ * first sync frees it (true, the page back); once the call synced, no
+ * other check of it syncs, however the turn stands (false, the page
+ * still waits).  The rate limit alone would hide a second sync within
+ * RCU_FREE_SYNC_INTERVAL: one_sync_per_pass cannot tell them apart.
+ */
+static void rcu_free_compaction_synced_once(struct kunit *test)
+{
+	const struct synced_case *c = test->param_value;
+	bool ret = false, waits;
+	struct page *page;
+
+	rfk_require_sync(test);
+	MM_HOOK_REQUIRE(test, COMPACTION_FREE_RCU);
+	MM_HOOK_REQUIRE(test, RCU_FREE_TURN_TAKE);
+	if (!rfk_hold(test, "that only the check's sync frees the page"))
+		kunit_skip(test, MM_HOOK_ABSENT "%s", mm_hook_name_RCU_FREE_HOLD);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	rfk_put_flagged(test, page);
+
+	rcu_free_turn_hook(RCU_FREE_TURN_DUE);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_natural,
+							NULL), 0);
+#if MM_HOOK(COMPACTION_FREE_RCU)
+	{
+		struct compact_control cc = {
+			.zone = page_zone(page),
+			.mode = MIGRATE_SYNC_LIGHT,
+			.order = 3,
+			.rcu_free_migrated = true,
+			.rcu_free_synced = c->synced,
+		};
+
+		ret = compaction_free_rcu_hook(&cc);
+	}
+#endif
+	kunit_release_action(test, turn_natural, NULL);
+	waits = folio_test_rcu_free(page_folio(page));
+	rfk_check_freed(test, "compaction_free_rcu()");
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, !c->synced, "what the check returned");
+	KUNIT_EXPECT_EQ_MSG(test, waits, c->synced,
+			    c->synced ? "a second sync in one compact_zone() call" :
+			    "the page still waits after the call's first sync");
+}
+
 static struct kunit_case rcu_free_compaction_cases[] = {
 	KUNIT_CASE(rcu_free_compaction_sync_light_frees),
 	KUNIT_CASE(rcu_free_compaction_one_sync_per_pass),
+	KUNIT_CASE_PARAM(rcu_free_compaction_synced_once, synced_case_gen_params),
 	KUNIT_CASE(rcu_free_compaction_async_leaves),
 	KUNIT_CASE(rcu_free_compaction_unrelated_left),
 	KUNIT_CASE(rcu_free_compaction_nothing_waiting),

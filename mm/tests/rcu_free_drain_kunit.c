@@ -752,6 +752,65 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 			      "rcu_free_sync_turn() behind the drain in flight returned false: it did not share the next drain");
 }
 
+/**
+ * struct turn_case - the turn rcu_free_sync_turn() finds, and what it does
+ * @desc: the row's name
+ * @how: the turn forced by rcu_free_turn_hook()
+ * @drains: the call frees what waits and returns true
+ */
+struct turn_case {
+	const char *desc;
+	enum rcu_free_turn_hook how;
+	bool drains;
+};
+
+static const struct turn_case turn_cases[] = {
+	{ "turn due", RCU_FREE_TURN_DUE, true },
+	{ "turn taken", RCU_FREE_TURN_TAKEN, false },
+};
+
+static void turn_case_desc(const struct turn_case *c, char *desc)
+{
+	strscpy(desc, c->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(turn_case, turn_cases, turn_case_desc);
+
+/*
+ * rcu_free_sync_turn(), compaction's drain, with its turn forced by the
+ * turn hook: due, it frees the page that waits (held, so only a drain can)
+ * and returns true; taken, it returns false and the page still waits.
+ */
+static void rcu_free_drain_turn_only(struct kunit *test)
+{
+	const struct turn_case *c = test->param_value;
+	bool ret = false, waits;
+	struct page *page;
+
+	rfk_require_sync(test);
+	MM_HOOK_REQUIRE(test, RCU_FREE_TURN_TAKE);
+	if (!rfk_hold(test, "that only the drain frees the page"))
+		kunit_skip(test, MM_HOOK_ABSENT "%s", mm_hook_name_RCU_FREE_HOLD);
+	page = alloc_page(GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	rfk_put_flagged(test, page);
+
+	rcu_free_turn_hook(c->how);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_give_back,
+							NULL), 0);
+#if MM_HOOK(RCU_FREE_TURN_TAKE)
+	ret = rcu_free_sync_turn();
+#endif
+	kunit_release_action(test, turn_give_back, NULL);
+	waits = folio_test_rcu_free(page_folio(page));
+	rfk_check_freed(test, "rcu_free_sync_turn()");
+
+	KUNIT_EXPECT_EQ_MSG(test, ret, c->drains, "what rcu_free_sync_turn() returned");
+	KUNIT_EXPECT_EQ_MSG(test, waits, !c->drains,
+			    c->drains ? "the page still waits after the drain" :
+			    "the page was freed without the turn");
+}
+
 static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_drain_decision, drain_gen_params),
 	KUNIT_CASE(rcu_free_drain_before_oom),
@@ -760,6 +819,7 @@ static struct kunit_case rcu_free_drain_cases[] = {
 	KUNIT_CASE(rcu_free_drain_sync_frees_to_buddy),
 	KUNIT_CASE(rcu_free_drain_in_flight_waits_for_next),
 	KUNIT_CASE(rcu_free_drain_in_flight_second_caller),
+	KUNIT_CASE_PARAM(rcu_free_drain_turn_only, turn_case_gen_params),
 	{}
 };
 

@@ -125,6 +125,50 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 }
 
 /*
+ * A flagged large folio whose head page is poisoned still waits for a
+ * grace period: a reader may be copying from its other pages.  Only a
+ * poisoned order-0 page is left out of the lists (its free drops it).
+ * The poison is set by hand and cleared again inside the reader, before
+ * a grace period can end, so the folio comes back clean.
+ */
+static void rcu_free_grace_poisoned_large_waits(struct kunit *test)
+{
+	const unsigned int order = 2;
+	const long nr = 1L << order;
+	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
+	long waiting0 = zone_stat_sum(nr_free_rcu);
+	bool flag_in, buddy_in;
+	struct folio *folio;
+	long waiting_in;
+
+	rfk_require_memory_failure(test);
+	folio = folio_alloc(GFP_KERNEL, order);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	folio_set_rcu_free(folio);
+
+	rcu_read_lock();
+	migrate_disable();
+	rfk_watch(test, &folio->page);
+	SetPageHWPoison(&folio->page);
+	folio_put(folio);
+	flag_in = folio_test_rcu_free(folio);
+	waiting_in = zone_stat_sum(nr_free_rcu);
+	drain_local_pages(NULL);
+	buddy_in = is_free_buddy_page(&folio->page);
+	ClearPageHWPoison(&folio->page);
+	migrate_enable();
+	rcu_read_unlock();
+
+	KUNIT_EXPECT_TRUE_MSG(test, flag_in,
+			      "a large folio with a poisoned head freed before a grace period");
+	KUNIT_EXPECT_FALSE_MSG(test, buddy_in,
+			       "in the buddy allocator inside the reader");
+	KUNIT_EXPECT_EQ(test, waiting_in - waiting0, nr);
+	KUNIT_EXPECT_TRUE_MSG(test, rfk_wait_watched(test, "the grace-period work"),
+			      "still waiting after a grace period");
+}
+
+/*
  * Tries of the in-flight case (half of them of each arrangement), and
  * those that must decide in them
  */
@@ -697,6 +741,7 @@ static void rcu_free_grace_expedite_waits_for_next(struct kunit *test)
 static struct kunit_case rcu_free_grace_cases[] = {
 	KUNIT_CASE_PARAM(rcu_free_grace_flagged_waits, folio_order_gen_params),
 	KUNIT_CASE(rcu_free_grace_unflagged_freed_at_once),
+	KUNIT_CASE(rcu_free_grace_poisoned_large_waits),
 	KUNIT_CASE(rcu_free_grace_in_flight_waits_for_next),
 	KUNIT_CASE(rcu_free_grace_reader_sees_old_contents),
 	KUNIT_CASE(rcu_free_grace_expedite_when_short),

@@ -48,6 +48,17 @@ static inline bool rcu_free_range_waiting(unsigned long start_pfn,
 {
 	return false;
 }
+
+static inline bool range_zone_waiting(struct zone *zone)
+{
+	return false;
+}
+#else
+/* Whether @zone has pages waiting or being handed back */
+static inline bool range_zone_waiting(struct zone *zone)
+{
+	return zone_rcu_free_waiting(zone);
+}
 #endif
 
 /*
@@ -535,10 +546,162 @@ static void rcu_free_range_free_not_waiting(struct kunit *test)
 			   HAND_BACK_TRIES);
 }
 
+/**
+ * struct page_state - a one-folio range as rcu_free_range_waiting() finds it
+ * @desc: the row's name
+ * @order: the folio's order; the range is its head page alone
+ * @flagged: PG_rcu_free set
+ * @poisoned: PG_hwpoison set on the head page
+ * @in_use: its reference kept (else frozen at 0: not free, not in use)
+ * @zone_waiting: a flagged page of the same zone waits meanwhile
+ * @may_wait: the call's @poisoned_may_wait
+ * @want: what the call must return
+ */
+struct page_state {
+	const char *desc;
+	unsigned int order;
+	bool flagged, poisoned, in_use, zone_waiting, may_wait, want;
+};
+
+static const struct page_state page_states[] = {
+	{ "in use, flagged", 0, true, false, true, true, false, false },
+	{ "frozen, unflagged, nothing waiting", 0, false, false, false, false, false, false },
+	{ "frozen, flagged", 0, true, false, false, false, false, true },
+	{ "poisoned head, frozen flagged large folio", 2, true, true, false, false, false, true },
+	{ "poisoned, flagged, zone waiting, may wait", 0, true, true, false, true, true, true },
+	{ "poisoned, flagged, zone waiting", 0, true, true, false, true, false, false },
+	{ "poisoned, flagged, none waiting, may wait", 0, true, true, false, false, true, false },
+	{ "poisoned, unflagged, zone waiting, may wait", 0, false, true, false, true, true, false },
+};
+
+static void page_state_desc(const struct page_state *s, char *desc)
+{
+	strscpy(desc, s->desc, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(page_state, page_states, page_state_desc);
+
+/*
+ * Calls of a row that must return false with nothing waiting: a hand-back
+ * of another zone's pages (rcu_free_handing_back is global) can make one
+ * true; the mutants these rows catch return true every time
+ */
+#define QUIET_TRIES	8
+/* Tries of page_ref_freeze() past a passing PFN walker's reference */
+#define FREEZE_TRIES	100
+
+/* Undo what page_states_set() did to @folio and drop the case's reference */
+static void page_states_undo(struct folio *folio, bool frozen)
+{
+	ClearPageHWPoison(&folio->page);
+	if (frozen)
+		folio_ref_unfreeze(folio, 1);
+	folio_clear_rcu_free(folio);
+	folio_put(folio);
+}
+
+/*
+ * Put @folio, with only the case's reference, into state @s; false (all
+ * undone) if another reference kept it from being frozen
+ */
+static bool page_states_set(struct folio *folio, const struct page_state *s)
+{
+	int i;
+
+	if (s->flagged)
+		folio_set_rcu_free(folio);
+	if (s->poisoned)
+		SetPageHWPoison(&folio->page);
+	if (s->in_use)
+		return true;
+	for (i = 0; i < FREEZE_TRIES; i++) {
+		if (folio_ref_freeze(folio, 1))
+			return true;
+		cond_resched();
+	}
+	page_states_undo(folio, false);
+	return false;
+}
+
+/*
+ * rcu_free_range_waiting() of one folio in each state the range walk
+ * tells apart (page_states): a folio in use never waits; a frozen one
+ * (no reference, not free) waits when flagged, else only while pages are
+ * handed back; the head page of a large flagged folio waits even when
+ * poisoned (only order-0 pages are dropped at their free); a poisoned
+ * order-0 page counts only for a @poisoned_may_wait caller, only when
+ * flagged and only while its zone has pages waiting.  The states are
+ * made by hand (page_ref_freeze(), SetPageHWPoison()) and undone after
+ * the call.  A waiting zone is one flagged page put inside the reader
+ * the call runs in; "nothing waiting" follows rcu_free_sync(), and as a
+ * hand-back elsewhere may still make a call true, such a row passes on
+ * the first of QUIET_TRIES calls that returns false.
+ */
+static void rcu_free_range_page_states(struct kunit *test)
+{
+	const struct page_state *s = test->param_value;
+	int i, tries = s->zone_waiting || s->want ? 1 : QUIET_TRIES;
+	struct folio *folio, *other = NULL;
+	bool ret = false, waiting = true;
+	unsigned long pfn;
+
+	rfk_require_sync(test);
+	if (!IS_ENABLED(CONFIG_RCU_FREE_KUNIT_HAVE_RANGE_WAITING))
+		kunit_skip(test, "not applied: no rcu_free_range_waiting() in mm/page_alloc.h");
+	if (s->poisoned)
+		rfk_require_memory_failure(test);
+	folio = folio_alloc(GFP_KERNEL, s->order);
+	KUNIT_ASSERT_NOT_NULL(test, folio);
+	if (s->zone_waiting) {
+		other = folio_alloc(GFP_KERNEL, 0);
+		if (!other || folio_zone(other) != folio_zone(folio)) {
+			if (other)
+				folio_put(other);
+			folio_put(folio);
+			kunit_skip(test, "machine: no second page from the folio's zone");
+		}
+		folio_set_rcu_free(other);
+	}
+	pfn = folio_pfn(folio);
+	if (!page_states_set(folio, s)) {
+		if (other) {
+			folio_clear_rcu_free(other);
+			folio_put(other);
+		}
+		kunit_skip(test, "machine: a reference besides the case's, %d tries",
+			   FREEZE_TRIES);
+	}
+
+	for (i = 0; i < tries; i++) {
+		if (!s->zone_waiting)
+			rcu_free_sync();
+		rcu_read_lock();
+		if (other) {
+			/* Waits past the reader: no grace period can end in it */
+			rfk_watch(test, &other->page);
+			folio_put(other);
+			other = NULL;
+			waiting = range_zone_waiting(folio_zone(folio));
+		}
+		ret = rcu_free_range_waiting(pfn, pfn + 1, s->may_wait);
+		rcu_read_unlock();
+		if (ret == s->want)
+			break;
+	}
+	page_states_undo(folio, !s->in_use);
+
+	KUNIT_EXPECT_TRUE_MSG(test, waiting,
+			      "a flagged page put inside the reader did not wait");
+	KUNIT_EXPECT_EQ_MSG(test, ret, s->want, "%s, %d call(s)", s->desc, i);
+	if (s->zone_waiting)
+		rfk_wait_watched(test, "the grace-period work");
+}
+
 static struct kunit_case rcu_free_range_cases[] = {
 	KUNIT_CASE(rcu_free_range_drain_without_turn),
 	KUNIT_CASE(rcu_free_range_edges_not_waiting),
 	KUNIT_CASE(rcu_free_range_free_not_waiting),
+	KUNIT_CASE_PARAM(rcu_free_range_page_states, page_state_gen_params),
 	{}
 };
 
