@@ -313,9 +313,10 @@ static const size_t read_lens[] = {
 	SZ_512K + 1, SZ_1M + 3, SZ_2M,
 };
 
+/* The last two: at EOF, and past it inside the last folio: 0 bytes */
 static const loff_t read_offs[] = {
 	0, 1, PAGE_SIZE - 1, 3 * PAGE_SIZE + 17, SZ_2M - 5,
-	READ_FILE_SIZE - 100, READ_FILE_SIZE,
+	READ_FILE_SIZE - 100, READ_FILE_SIZE, READ_FILE_SIZE + 50,
 };
 
 /* A prev_pos no read of the bytes case ends at */
@@ -377,7 +378,7 @@ static bool read_one(struct kunit *test, struct mm_kunit_reader *r, bool counted
 /*
  * Patches 13, 14, 17: with every folio flagged, reads of 1 B to 2 MiB at
  * offsets that cross page and folio boundaries and EOF return the file's
- * bytes, with the switch on and off; on, all of them copied without a
+ * bytes (none at EOF and past it), with the switch on and off; on, all of them copied without a
  * reference, in one RCU section per 512 KiB; off, none.  Either way a
  * read that returns bytes marks the file accessed, as filemap_read() and
  * shmem always did: its atime moves on.
@@ -718,6 +719,42 @@ static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
 			      mm_kunit_fs_name[*fs]);
 }
 
+/*
+ * Patches 13, 17: a read of a file whose last folio lost PG_rcu_free (by
+ * hand here) returns every byte: what was copied without a reference,
+ * then the rest by the slow path.  Where the tracepoint is there, the
+ * first two pages were copied without one (else that part is skipped by
+ * name, and the bytes decide).
+ */
+static void lockless_read_rest_after_unflagged(struct kunit *test)
+{
+	const enum mm_kunit_fs *fs = test->param_value;
+	struct mm_kunit_file *lf = lr_hot_file(test, *fs, 3 * PAGE_SIZE, 12);
+	struct mm_kunit_reader *r = mm_kunit_reader_create(test);
+	struct lr_stat s0, s1;
+	struct folio *folio;
+	bool counted;
+	ssize_t n;
+
+	folio = filemap_get_folio(lf->file->f_mapping, 2);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+	folio_clear_rcu_free(folio);
+	folio_put(folio);
+	KUNIT_ASSERT_TRUE(test, lr_index_flagged(lf, 0) && lr_index_flagged(lf, 1));
+	counted = lr_watch(test, lf, "the two pages copied without a reference");
+
+	lr_now(test, &s0);
+	n = mm_kunit_read(test, r, lf, MM_KUNIT_KVEC, 0, 3 * PAGE_SIZE);
+	lr_now(test, &s1);
+	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)(3 * PAGE_SIZE),
+			    "%s: a read of three pages, the last unflagged",
+			    mm_kunit_fs_name[*fs]);
+	if (n > 0)
+		mm_kunit_check_bytes(test, r->kbuf, lf->want, 0, n, "the read");
+	if (counted)
+		KUNIT_EXPECT_EQ(test, s1.bytes - s0.bytes, 2 * PAGE_SIZE);
+}
+
 static int lockless_read_test_init(struct kunit *test)
 {
 	lr_trace_case_init(test);
@@ -756,6 +793,7 @@ static struct kunit_case lockless_read_cases[] = {
 	KUNIT_CASE_PARAM(lockless_read_switch, switch_gen_params),
 	KUNIT_CASE_PARAM(lockless_read_unflagged_folio_not_copied,
 			 fs_gen_params),
+	KUNIT_CASE_PARAM(lockless_read_rest_after_unflagged, fs_gen_params),
 	{}
 };
 
