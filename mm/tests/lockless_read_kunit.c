@@ -378,10 +378,10 @@ static bool read_one(struct kunit *test, struct mm_kunit_reader *r, bool counted
 /*
  * Patches 13, 14, 17: with every folio flagged, reads of 1 B to 2 MiB at
  * offsets that cross page and folio boundaries and EOF return the file's
- * bytes (none at EOF and past it), with the switch on and off; on, all of them copied without a
- * reference, in one RCU section per 512 KiB; off, none.  Either way a
- * read that returns bytes marks the file accessed, as filemap_read() and
- * shmem always did: its atime moves on.
+ * bytes (none at EOF or past it), with the switch on and off; on, all
+ * of them copied without a reference, in one RCU section per 512 KiB;
+ * off, none.  Either way a read that returns bytes marks the file
+ * accessed, as filemap_read() and shmem always did: its atime moves on.
  */
 static void lockless_read_bytes(struct kunit *test)
 {
@@ -719,12 +719,18 @@ static void lockless_read_unflagged_folio_not_copied(struct kunit *test)
 			      mm_kunit_fs_name[*fs]);
 }
 
+/* Tries of rest_after_unflagged for a read that copied without a reference */
+#define REST_TRIES	3
+
 /*
  * Patches 13, 17: a read of a file whose last folio lost PG_rcu_free (by
  * hand here) returns every byte: what was copied without a reference,
- * then the rest by the slow path.  Where the tracepoint is there, the
- * first two pages were copied without one (else that part is skipped by
- * name, and the bytes decide).
+ * then the rest by the slow path.  On ramfs that is filemap_read()
+ * going on after filemap_read_rcu(); tmpfs reads through shmem's own
+ * path.  Where the tracepoint is there, at most the first two pages were
+ * copied without one, and a try in which none was (the folios no longer
+ * hot: reclaim on a busy host) is made again, REST_TRIES at most, else
+ * the case skips; without it the bytes decide.
  */
 static void lockless_read_rest_after_unflagged(struct kunit *test)
 {
@@ -735,24 +741,39 @@ static void lockless_read_rest_after_unflagged(struct kunit *test)
 	struct folio *folio;
 	bool counted;
 	ssize_t n;
+	int i;
 
-	folio = filemap_get_folio(lf->file->f_mapping, 2);
-	KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
-	folio_clear_rcu_free(folio);
-	folio_put(folio);
-	KUNIT_ASSERT_TRUE(test, lr_index_flagged(lf, 0) && lr_index_flagged(lf, 1));
-	counted = lr_watch(test, lf, "the two pages copied without a reference");
+	counted = lr_watch(test, lf, "what was copied without a reference");
+	for (i = 0; i < REST_TRIES; i++) {
+		if (i)
+			lr_make_hot(test, lf);
+		folio = filemap_get_folio(lf->file->f_mapping, 2);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(folio));
+		if (folio_test_large(folio)) {
+			folio_put(folio);
+			kunit_skip(test, "machine: the file's last page is in a large folio");
+		}
+		folio_clear_rcu_free(folio);
+		folio_put(folio);
 
-	lr_now(test, &s0);
-	n = mm_kunit_read(test, r, lf, MM_KUNIT_KVEC, 0, 3 * PAGE_SIZE);
-	lr_now(test, &s1);
-	KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)(3 * PAGE_SIZE),
-			    "%s: a read of three pages, the last unflagged",
-			    mm_kunit_fs_name[*fs]);
-	if (n > 0)
-		mm_kunit_check_bytes(test, r->kbuf, lf->want, 0, n, "the read");
-	if (counted)
-		KUNIT_EXPECT_EQ(test, s1.bytes - s0.bytes, 2 * PAGE_SIZE);
+		lr_now(test, &s0);
+		n = mm_kunit_read(test, r, lf, MM_KUNIT_KVEC, 0, 3 * PAGE_SIZE);
+		lr_now(test, &s1);
+		KUNIT_EXPECT_EQ_MSG(test, n, (ssize_t)(3 * PAGE_SIZE),
+				    "%s: a read of three pages, the last unflagged",
+				    mm_kunit_fs_name[*fs]);
+		if (n > 0 &&
+		    mm_kunit_check_bytes(test, r->kbuf, lf->want, 0, n, "the read"))
+			return;
+		if (!counted)
+			return;
+		KUNIT_EXPECT_LE_MSG(test, s1.bytes - s0.bytes, 2 * PAGE_SIZE,
+				    "the unflagged page copied without a reference");
+		if (s1.bytes != s0.bytes)
+			return;
+	}
+	kunit_skip(test, "machine: in %d tries nothing was copied without a reference",
+		   REST_TRIES);
 }
 
 static int lockless_read_test_init(struct kunit *test)
