@@ -23,6 +23,7 @@
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/huge_mm.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 
@@ -296,6 +297,38 @@ static void shmem_read_batch_swapped_out_bytes(struct kunit *test)
 	mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF, 0, c->size);
 }
 
+/* ---- zeroes of a hole ------------------------------------------------- */
+
+/*
+ * Reads from the start of a hole of a tmpfs file, of lengths around the
+ * steps of copy_zero_to_iter() (shmem-batch patch 1): a page, the largest
+ * zero folio (PMD size where the huge zero folio stays, else a page), one
+ * byte either side, and two pages and a byte, into a user buffer (the
+ * zeroes of a kernel buffer are cleared instead).  Each returns its
+ * length of zeroes (a step too long would read past the zero page; one
+ * short, end the read a byte early).
+ */
+static void shmem_read_batch_hole_lengths(struct kunit *test)
+{
+	const size_t zero = folio_size(largest_zero_folio());
+	const size_t lens[] = {
+		SZ_PAGE - 1, SZ_PAGE, SZ_PAGE + 1, 2 * SZ_PAGE + 1,
+		zero - 1, zero, zero + 1,
+	};
+	struct mm_kunit_reader *r = test->priv;
+	loff_t size = zero + 2 * SZ_PAGE;
+	struct mm_kunit_file *sf;
+	unsigned int i;
+
+	KUNIT_ASSERT_LE(test, zero + 1, (size_t)MM_KUNIT_READER_USABLE);
+	shmem_lockless_set(test, false);
+	sf = mm_kunit_file_create(test, "never", size);
+	/* All a hole but the last page */
+	mm_kunit_file_write(test, sf, size - SZ_PAGE, SZ_PAGE, 8);
+	for (i = 0; i < ARRAY_SIZE(lens); i++)
+		mm_kunit_read_and_check(test, r, sf, MM_KUNIT_UBUF, 0, lens[i]);
+}
+
 /* Each case gets a reader (test->priv) */
 static int shmem_read_batch_test_init(struct kunit *test)
 {
@@ -307,6 +340,7 @@ static struct kunit_case shmem_read_batch_cases[] = {
 	KUNIT_CASE_PARAM(shmem_read_batch_bounds, batch_bound_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_batch_waits_for_locked_folio,
 			 locked_gen_params),
+	KUNIT_CASE(shmem_read_batch_hole_lengths),
 	KUNIT_CASE_PARAM(shmem_read_batch_swapped_out_bytes,
 			 swapped_gen_params),
 	{}
