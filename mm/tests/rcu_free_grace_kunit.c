@@ -27,25 +27,44 @@
 
 #include "rcu_free_helpers.h"
 
-static const unsigned int folio_orders[] = { 0, 2 };
+/**
+ * struct flagged_case - the folio flagged_waits puts
+ * @order: its order
+ * @poisoned: its head page has PG_hwpoison (set by hand, cleared again
+ *	inside the reader, so that the folio comes back clean)
+ */
+struct flagged_case {
+	unsigned int order;
+	bool poisoned;
+};
 
-static void order_desc(const unsigned int *order, char *desc)
+static const struct flagged_case flagged_cases[] = {
+	{ 0, false },
+	{ 2, false },
+	{ 2, true },
+};
+
+static void flagged_desc(const struct flagged_case *c, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order-%u", *order);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "order-%u%s", c->order,
+		 c->poisoned ? ", head poisoned" : "");
 }
 
-KUNIT_ARRAY_PARAM(folio_order, folio_orders, order_desc);
+KUNIT_ARRAY_PARAM(flagged, flagged_cases, flagged_desc);
 
 /*
  * A flagged folio whose last reference goes is neither free nor reusable
  * until a grace period ends, and is given back after one; nr_free_rcu and
  * pgfree_rcu move by exactly its page count.  A free to this CPU's pcp
  * lists would not show in the buddy allocator: they are drained first.
+ * So does a large one whose head page is poisoned: a reader may be
+ * copying from its other pages (only a poisoned order-0 page is dropped
+ * at its free).
  */
 static void rcu_free_grace_flagged_waits(struct kunit *test)
 {
-	const unsigned int order = *(const unsigned int *)test->param_value;
-	const long nr = 1L << order;
+	const struct flagged_case *c = test->param_value;
+	const long nr = 1L << c->order;
 	unsigned long ev0 = vm_event(test, "pgfree_rcu");
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
@@ -53,24 +72,30 @@ static void rcu_free_grace_flagged_waits(struct kunit *test)
 	bool flag_in, buddy_in, same;
 	struct folio *folio, *other;
 
-	folio = folio_alloc(GFP_KERNEL, order);
+	if (c->poisoned)
+		rfk_require_memory_failure(test);
+	folio = folio_alloc(GFP_KERNEL, c->order);
 	KUNIT_ASSERT_NOT_NULL(test, folio);
 	folio_set_rcu_free(folio);
 
 	rcu_read_lock();
 	migrate_disable();
 	rfk_watch(test, &folio->page);
+	if (c->poisoned)
+		SetPageHWPoison(&folio->page);
 	folio_put(folio);
 	flag_in = folio_test_rcu_free(folio);
 	waiting_in = zone_stat_sum(nr_free_rcu);
 	/* This CPU's pcp lists would hand a freed folio straight back */
-	other = folio_alloc(GFP_NOWAIT | __GFP_NOWARN, order);
+	other = folio_alloc(GFP_NOWAIT | __GFP_NOWARN, c->order);
 	same = other == folio;
 	if (other)
 		folio_put(other);
 	/* And keep it out of the buddy allocator's sight */
 	drain_local_pages(NULL);
 	buddy_in = is_free_buddy_page(&folio->page);
+	if (c->poisoned)
+		ClearPageHWPoison(&folio->page);
 	migrate_enable();
 	rcu_read_unlock();
 
@@ -122,50 +147,6 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 	KUNIT_EXPECT_TRUE_MSG(test, freed, "not freed inside the reader");
 	KUNIT_EXPECT_EQ(test, waiting_in, waiting0);
 	KUNIT_EXPECT_EQ(test, vm_event(test, "pgfree_rcu"), ev0);
-}
-
-/*
- * A flagged large folio whose head page is poisoned still waits for a
- * grace period: a reader may be copying from its other pages.  Only a
- * poisoned order-0 page is left out of the lists (its free drops it).
- * The poison is set by hand and cleared again inside the reader, before
- * a grace period can end, so the folio comes back clean.
- */
-static void rcu_free_grace_poisoned_large_waits(struct kunit *test)
-{
-	const unsigned int order = 2;
-	const long nr = 1L << order;
-	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
-	long waiting0 = zone_stat_sum(nr_free_rcu);
-	bool flag_in, buddy_in;
-	struct folio *folio;
-	long waiting_in;
-
-	rfk_require_memory_failure(test);
-	folio = folio_alloc(GFP_KERNEL, order);
-	KUNIT_ASSERT_NOT_NULL(test, folio);
-	folio_set_rcu_free(folio);
-
-	rcu_read_lock();
-	migrate_disable();
-	rfk_watch(test, &folio->page);
-	SetPageHWPoison(&folio->page);
-	folio_put(folio);
-	flag_in = folio_test_rcu_free(folio);
-	waiting_in = zone_stat_sum(nr_free_rcu);
-	drain_local_pages(NULL);
-	buddy_in = is_free_buddy_page(&folio->page);
-	ClearPageHWPoison(&folio->page);
-	migrate_enable();
-	rcu_read_unlock();
-
-	KUNIT_EXPECT_TRUE_MSG(test, flag_in,
-			      "a large folio with a poisoned head freed before a grace period");
-	KUNIT_EXPECT_FALSE_MSG(test, buddy_in,
-			       "in the buddy allocator inside the reader");
-	KUNIT_EXPECT_EQ(test, waiting_in - waiting0, nr);
-	KUNIT_EXPECT_TRUE_MSG(test, rfk_wait_watched(test, "the grace-period work"),
-			      "still waiting after a grace period");
 }
 
 /*
@@ -739,9 +720,8 @@ static void rcu_free_grace_expedite_waits_for_next(struct kunit *test)
 }
 
 static struct kunit_case rcu_free_grace_cases[] = {
-	KUNIT_CASE_PARAM(rcu_free_grace_flagged_waits, folio_order_gen_params),
+	KUNIT_CASE_PARAM(rcu_free_grace_flagged_waits, flagged_gen_params),
 	KUNIT_CASE(rcu_free_grace_unflagged_freed_at_once),
-	KUNIT_CASE(rcu_free_grace_poisoned_large_waits),
 	KUNIT_CASE(rcu_free_grace_in_flight_waits_for_next),
 	KUNIT_CASE(rcu_free_grace_reader_sees_old_contents),
 	KUNIT_CASE(rcu_free_grace_expedite_when_short),
