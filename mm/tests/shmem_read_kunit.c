@@ -329,16 +329,18 @@ static void shmem_read_layout_whole_read_batched(struct kunit *test)
 
 /*
  * Every read of 1 B .. 3 MiB (more than a folio batch of small folios) at
- * aligned, unaligned, folio-straddling and near-EOF offsets returns the
- * file's bytes, through a kvec, a bvec and a user-backed buffer; first one
- * read of the whole file, as a reader going through it would.
+ * aligned, unaligned, folio-straddling and near-EOF offsets (down to the
+ * last byte alone) returns the file's bytes, through a kvec, a bvec and a
+ * user-backed buffer; first one read of the whole file, as a reader going
+ * through it would.
  */
 static void shmem_read_layout_bytes_match(struct kunit *test)
 {
 	struct mm_kunit_file *sf = layout_run_build(test);
 	struct mm_kunit_reader *r = test->priv;
 	const loff_t offs[] = { 0, 1, SZ_4K - 1, SZ_4K + 17, PMD_BYTES - 3,
-				sf->size - 5000, sf->size - 10, sf->size };
+				sf->size - 5000, sf->size - 10, sf->size - 1,
+				sf->size };
 	unsigned int bad = 0, reads = 0, i, j, k;
 
 	read_whole_file(test, sf);
@@ -563,6 +565,53 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 				    h->folios[i]->index, folio_order(h->folios[i]));
 }
 
+/*
+ * A read of four small folios into a user buffer that ends after two
+ * returns those two pages, and leaves the reference counts of all eight
+ * folios of the file as it found them: the copy of the third falls short
+ * while the batch holds the four, and the batch then keeps only the
+ * folio copied from.  A reference dropped from, or left on, any of them
+ * shows here.
+ */
+static void shmem_read_fault_drops_batch_references(struct kunit *test)
+{
+	struct mm_kunit_reader *r = test->priv;
+	unsigned long ubuf = r->ubuf + MM_KUNIT_READER_USABLE - 2 * SZ_4K;
+	struct mm_kunit_file *sf;
+	struct held_folios *h;
+	loff_t pos = 0;
+	unsigned int i;
+	ssize_t ret;
+
+	lockless_param(test);
+	sf = mm_kunit_file_create(test, "never", 8 * SZ_PAGE);
+	mm_kunit_file_write(test, sf, 0, sf->size, 9);
+	h = kunit_kzalloc(test, sizeof(*h), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, h);
+	mm_kunit_defer(test, held_folios_put, h);
+	for (i = 0; i < 8; i++) {
+		h->folios[i] = mm_kunit_file_folio(sf, i);
+		KUNIT_ASSERT_NOT_NULL(test, h->folios[i]);
+		h->nr++;
+		KUNIT_ASSERT_EQ(test, folio_nr_pages(h->folios[i]), 1);
+	}
+	/* No reference left in a per-CPU LRU batch on either side */
+	lru_add_drain_all();
+	for (i = 0; i < h->nr; i++)
+		h->refs[i] = folio_ref_count(h->folios[i]);
+
+	ret = vfs_read(sf->file, (char __user *)ubuf, 4 * SZ_PAGE, &pos);
+	KUNIT_EXPECT_EQ(test, ret, (ssize_t)2 * SZ_PAGE);
+	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
+					     2 * SZ_PAGE), 0);
+	mm_kunit_check_bytes(test, r->kbuf, sf->want, 0, 2 * SZ_PAGE,
+			     "a read cut short by a fault");
+	lru_add_drain_all();
+	for (i = 0; i < h->nr; i++)
+		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(h->folios[i]), h->refs[i],
+				    "folio at index %u", i);
+}
+
 /* ---- zero fill -------------------------------------------------------- */
 
 /*
@@ -715,6 +764,8 @@ static struct kunit_case shmem_read_cases[] = {
 	KUNIT_CASE_PARAM(shmem_read_hwpoison_fallback_stops_at_poison,
 			 lockless_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_refcounts_unchanged, lockless_gen_params),
+	KUNIT_CASE_PARAM(shmem_read_fault_drops_batch_references,
+			 lockless_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_zero_fill_fault_is_short,
 			 lockless_gen_params),
 	KUNIT_CASE_PARAM(shmem_read_faults_disabled_not_faulted_in,
