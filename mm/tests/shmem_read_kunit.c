@@ -617,7 +617,9 @@ static void shmem_read_fault_drops_batch_references(struct kunit *test)
 /*
  * A read of a fallocated PMD folio into a user buffer that faults after
  * two pages is a short read of exactly two pages of zeroes: the zero
- * fill reports how far it got instead of the size it was asked for.
+ * fill reports how far it got instead of the size it was asked for.  So
+ * is a read of two pages into a buffer that faults one byte before their
+ * end: the fill stops one byte short, and returns.
  */
 static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 {
@@ -637,6 +639,16 @@ static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
 					     2 * SZ_4K), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, 2 * SZ_4K));
+
+	/* Two pages asked for, the buffer one byte short of them */
+	ubuf = r->ubuf + MM_KUNIT_READER_USABLE - (2 * SZ_4K - 1);
+	pos = SZ_4K;
+	ret = vfs_read(sf->file, (char __user *)ubuf, 2 * SZ_4K, &pos);
+	KUNIT_EXPECT_EQ(test, ret, (ssize_t)2 * SZ_4K - 1);
+	KUNIT_EXPECT_EQ(test, pos, (loff_t)3 * SZ_4K - 1);
+	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
+					     2 * SZ_4K - 1), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, 2 * SZ_4K - 1));
 }
 
 /*

@@ -545,8 +545,15 @@ def line_mutants(lines: List[str], code: List[str], l: int, funcs: List[Tuple[in
 		rt = return_type(code, func[0])
 		ret = 'return;' if re.search(r'\bvoid\b', rt) and '*' not in rt else 'return 0;'
 		ind = re.match(r'\s*', src).group()
-		out.append(('early-return', {l: ind + ret + ' ' + src[len(ind):]}))
+		# not before a return of the same value: that mutant is the original
+		same = SAME_RETURN.match(c)
+		if not same or (ret == 'return;') != (same.group(1) is None):
+			out.append(('early-return', {l: ind + ret + ' ' + src[len(ind):]}))
 	return out
+
+
+# A return of what the early return returns: nothing, or 0 by another name
+SAME_RETURN = re.compile(r'\s*return\s*(?:(\(?\s*(?:0|false|NULL)\s*\)?))?\s*;\s*$')
 
 
 def lock_pair(code: List[str], l: int, name: str, args: List[str],

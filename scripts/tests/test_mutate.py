@@ -165,6 +165,19 @@ class TestGeneration(unittest.TestCase):
 		self.assertEqual(self.edit('sample/0001:mm/sample.c:10:swap-next#1'),
 				 {9: self.lines[10], 10: self.lines[9]})
 
+	# no early return before a return of the same value (false, 0, NULL,
+	# nothing): that mutant would be the original; before another value, one
+	def test_early_return_not_same_value(self):
+		lines = ['bool f(int x)', '{', '\treturn false;', '}',
+			 'void g(int x)', '{', '\treturn;', '}',
+			 'int *h(int x)', '{', '\treturn NULL;', '}',
+			 'int u(int x)', '{', '\treturn (0); /* none */', '}',
+			 'bool t(int x)', '{', '\treturn true;', '}']
+		ms = mutate.generate('s/0001-s.patch', 'mm/x.c', lines, set(range(len(lines))))
+		er = {m.name: m.edits for m in ms if m.operator == 'early-return'}
+		self.assertEqual(er, {'s/0001:mm/x.c:19:early-return#1':
+				      {18: '\treturn 0; return true;'}})
+
 	# conditions over two lines: negated whole, each operand dropped,
 	# && <-> ||; flags dropped from an | chain; an order one less
 	def test_conditions_and_constants(self):
