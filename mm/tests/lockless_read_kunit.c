@@ -22,6 +22,7 @@
 
 #include <kunit/test.h>
 #include <linux/bvec.h>
+#include <linux/cacheflush.h>
 #include <linux/falloc.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -410,35 +411,50 @@ static void lockless_read_bytes(struct kunit *test)
 	}
 }
 
-/* A read of an FMODE_RANDOM file or not, with the switch on or off */
+/*
+ * A read of @len bytes at @off of a 4-page file, FMODE_RANDOM or not,
+ * with the switch on or off, the file writably mapped or not
+ */
 struct prev_pos_case {
 	const char *name;
-	bool random, on;
+	bool random, on, mapped;
+	loff_t off;
+	size_t len;
 	bool kept;		/* f_ra.prev_pos stays as it was */
 };
 
 static const struct prev_pos_case prev_pos_cases[] = {
-	{ "FMODE_RANDOM, read without references: kept", true, true, true },
-	{ "FMODE_RANDOM, slow path (switch off): stored", true, false, false },
+	{ "FMODE_RANDOM, read without references: kept", true, true, false,
+	  PAGE_SIZE, 16, true },
+	{ "FMODE_RANDOM, slow path (switch off): stored", true, false, false,
+	  PAGE_SIZE, 16, false },
 	{ "not FMODE_RANDOM, read without references: stored", false, true,
-	  false },
+	  false, PAGE_SIZE, 16, false },
+	{ "FMODE_RANDOM, the last byte alone without references: kept", true,
+	  true, false, 4 * PAGE_SIZE - 1, 1, true },
+	/* Where flush_dcache_page() does something, the slow path reads it */
+	{ "FMODE_RANDOM, writably mapped: kept unless flush_dcache_page()",
+	  true, true, true, PAGE_SIZE, 16,
+	  !ARCH_IMPLEMENTS_FLUSH_DCACHE_PAGE },
 };
 
 KUNIT_ARRAY_PARAM_DESC(prev_pos, prev_pos_cases, name);
 
-/* f_ra.prev_pos after a 16-byte read at PAGE_SIZE, set to @sentinel first */
-static loff_t prev_pos_after_read(struct kunit *test,
-				  struct mm_kunit_file *lf, loff_t sentinel)
+/* f_ra.prev_pos after a read of @len bytes at @off, set to @sentinel first */
+static loff_t prev_pos_after_read(struct kunit *test, struct mm_kunit_file *lf,
+				  loff_t sentinel, loff_t off, size_t len)
 {
 	lf->file->f_ra.prev_pos = sentinel;
-	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, PAGE_SIZE, 16), 16);
+	KUNIT_ASSERT_EQ(test, lr_read_at(test, lf, off, len), (ssize_t)len);
 	return lf->file->f_ra.prev_pos;
 }
 
 /*
  * Patch 15: after a read done without references, an FMODE_RANDOM file
  * keeps its f_ra.prev_pos; other files, and reads on the slow path, store
- * it (on ramfs, where filemap_read() does the read).
+ * it (on ramfs, where filemap_read() does the read).  A read of the last
+ * byte alone is one without references too, and so is one of a file
+ * mapped writable where flush_dcache_page() is a no-op (not elsewhere).
  */
 static void lockless_read_fmode_random_prev_pos(struct kunit *test)
 {
@@ -449,8 +465,21 @@ static void lockless_read_fmode_random_prev_pos(struct kunit *test)
 	lr_switch(test, c->on);
 	if (c->random)
 		lf->file->f_mode |= FMODE_RANDOM;
-	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf, sentinel),
-			    c->kept ? sentinel : PAGE_SIZE + 16, "%s", c->name);
+	if (c->mapped) {
+		unsigned long addr = kunit_vm_mmap(test, lf->file, 0,
+						   lf->size,
+						   PROT_READ | PROT_WRITE,
+						   MAP_SHARED, 0);
+
+		KUNIT_ASSERT_FALSE_MSG(test, !addr || IS_ERR_VALUE(addr),
+				       "kunit_vm_mmap of the file failed");
+		KUNIT_ASSERT_TRUE(test,
+				  mapping_writably_mapped(lf->file->f_mapping));
+	}
+	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf, sentinel,
+						      c->off, c->len),
+			    c->kept ? sentinel : c->off + (loff_t)c->len,
+			    "%s", c->name);
 }
 
 /* 16 bytes of folio 1, then of folio 0: the second read enters folio 0 */
@@ -678,7 +707,8 @@ static void lockless_read_switch(struct kunit *test)
 			   "bytes copied without a reference (FMODE_RANDOM prev_pos decides)");
 	lf->file->f_mode |= FMODE_RANDOM;
 	lr_now(test, &s0);
-	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf, sentinel),
+	KUNIT_EXPECT_EQ(test, prev_pos_after_read(test, lf, sentinel,
+						  PAGE_SIZE, 16),
 			c->on ? sentinel : PAGE_SIZE + 16);
 	lr_now(test, &s1);
 	if (counted)

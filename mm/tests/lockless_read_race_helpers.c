@@ -624,12 +624,27 @@ static bool race_half_raced(const struct race *race)
 }
 
 /*
- * Run @step over and over on A of @kind and B until the readers have
- * checked @reads reads after the first step and at least half the steps
- * on each file raced, then judge.  A slow or busy machine takes more
- * steps rather than failing.  The deadline is a hang guard, not a speed
- * requirement: a case that never gets there fails and says how far it
- * got.
+ * Whether race_run() can stop: the readers checked @reads reads after the
+ * first step, and then at least half the steps on each file raced, or as
+ * many steps again were taken (*@at: the step at which the reads were
+ * checked).  A slow or busy machine gets more steps rather than failing;
+ * a build that races too rarely is judged on twice the sample, not run
+ * until the deadline.
+ */
+static bool race_can_stop(const struct race *race, long first, long reads,
+			  unsigned long *at)
+{
+	if (atomic_long_read(&race->reads) - first < reads)
+		return false;
+	if (!*at)
+		*at = race->gen;
+	return race_half_raced(race) || race->gen >= 2 * *at;
+}
+
+/*
+ * Run @step over and over on A of @kind and B until race_can_stop(), then
+ * judge.  The deadline is a hang guard, not a speed requirement: a case
+ * that never gets there fails and says how far it got.
  */
 void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 	      race_step_t step, u32 seed, long reads)
@@ -637,7 +652,7 @@ void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 	unsigned long deadline = jiffies + RACE_GIVE_UP_SECS * HZ;
 	u32 s = seed ?: get_random_u32() ?: 1;
 	struct lr_stat s0;
-	unsigned long ops;
+	unsigned long ops, at = 0;
 	struct race *race;
 	bool counted;
 	long first;
@@ -662,8 +677,7 @@ void race_run(struct kunit *test, enum mm_kunit_fs kind, const char *what,
 	ops = step(test, race, ++race->gen);
 	lr_now(test, &s0);
 	first = atomic_long_read(&race->reads);
-	while (atomic_long_read(&race->reads) - first < reads ||
-	       !race_half_raced(race)) {
+	while (!race_can_stop(race, first, reads, &at)) {
 		if (time_after(jiffies, deadline)) {
 			/* Too few races: race_end() says so */
 			if (atomic_long_read(&race->reads) - first < reads)

@@ -47,7 +47,7 @@
  * rewrite is done (lr_window()); it raced on a file if a copy without a
  * reference overlapped that file's range meanwhile, and each case needs
  * at least half its steps to have raced on A and on B (a busy machine
- * gets more steps until they have, up to the deadline).  Without the
+ * gets up to as many steps again until they have).  Without the
  * tracepoint those checks are skipped, named, and the words and reads
  * still decide.  The warm-up waits of the steps (race_wait_reads()) that
  * run out of time are counted, and so are the warm-ups that end with
