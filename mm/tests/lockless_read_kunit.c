@@ -461,23 +461,32 @@ static void lockless_read_fmode_random_prev_pos(struct kunit *test)
 	const struct prev_pos_case *c = test->param_value;
 	struct mm_kunit_file *lf = lr_hot_file(test, MM_KUNIT_RAMFS, 4 * PAGE_SIZE, 7);
 	const loff_t sentinel = 3 * PAGE_SIZE + 7;
+	unsigned long addr = 0;
+	bool writable = false;
+	ssize_t ret;
 
 	lr_switch(test, c->on);
 	if (c->random)
 		lf->file->f_mode |= FMODE_RANDOM;
 	if (c->mapped) {
-		unsigned long addr = kunit_vm_mmap(test, lf->file, 0,
-						   lf->size,
-						   PROT_READ | PROT_WRITE,
-						   MAP_SHARED, 0);
-
+		addr = kunit_vm_mmap(test, lf->file, 0, lf->size,
+				     PROT_READ | PROT_WRITE, MAP_SHARED, 0);
 		KUNIT_ASSERT_FALSE_MSG(test, !addr || IS_ERR_VALUE(addr),
 				       "kunit_vm_mmap of the file failed");
-		KUNIT_ASSERT_TRUE(test,
-				  mapping_writably_mapped(lf->file->f_mapping));
+		writable = mapping_writably_mapped(lf->file->f_mapping);
 	}
-	KUNIT_EXPECT_EQ_MSG(test, prev_pos_after_read(test, lf, sentinel,
-						      c->off, c->len),
+	lf->file->f_ra.prev_pos = sentinel;
+	ret = lr_read_at(test, lf, c->off, c->len);
+	/*
+	 * Unmapped here, not when the case's mm goes: the file's last
+	 * reference must not be the mapping's, put after the case ends
+	 */
+	if (addr)
+		vm_munmap(addr, lf->size);
+	KUNIT_ASSERT_TRUE_MSG(test, !c->mapped || writable,
+			      "the shared writable mapping did not count");
+	KUNIT_ASSERT_EQ(test, ret, (ssize_t)c->len);
+	KUNIT_EXPECT_EQ_MSG(test, lf->file->f_ra.prev_pos,
 			    c->kept ? sentinel : c->off + (loff_t)c->len,
 			    "%s", c->name);
 }

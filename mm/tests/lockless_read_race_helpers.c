@@ -625,20 +625,20 @@ static bool race_half_raced(const struct race *race)
 
 /*
  * Whether race_run() can stop: the readers checked @reads reads after the
- * first step, and then at least half the steps on each file raced, or as
- * many steps again were taken (*@at: the step at which the reads were
- * checked).  A slow or busy machine gets more steps rather than failing;
- * a build that races too rarely is judged on twice the sample, not run
- * until the deadline.
+ * first step and, at that step (*@at), at least half the steps on each
+ * file raced; if not, once as many steps again were taken.  A slow or
+ * busy machine gets twice the sample rather than failing, and
+ * race_end() judges the whole of it, not the first moment it looks good.
  */
 static bool race_can_stop(const struct race *race, long first, long reads,
 			  unsigned long *at)
 {
+	if (*at)
+		return race->gen >= 2 * *at;
 	if (atomic_long_read(&race->reads) - first < reads)
 		return false;
-	if (!*at)
-		*at = race->gen;
-	return race_half_raced(race) || race->gen >= 2 * *at;
+	*at = race->gen;
+	return race_half_raced(race);
 }
 
 /*

@@ -565,13 +565,37 @@ static void shmem_read_refcounts_unchanged(struct kunit *test)
 				    h->folios[i]->index, folio_order(h->folios[i]));
 }
 
+/**
+ * settled_refs() - @folio's reference count once transient holders are gone
+ * @folio: a small page cache folio, not mapped, that the caller holds
+ * @want: the count it should settle at
+ *
+ * Drains the per-CPU LRU batches and looks again, a bounded number of
+ * times, while the count is above @want: compaction or reclaim may hold
+ * the folio for a moment on a busy host, and a folio put back parks a
+ * reference in a batch.  A leaked reference stays.
+ *
+ * Return: the last count seen.
+ */
+static int settled_refs(struct folio *folio, int want)
+{
+	int tries, refs = folio_ref_count(folio);
+
+	for (tries = 0; tries < 100 && refs > want; tries++) {
+		lru_add_drain_all();
+		cond_resched();
+		refs = folio_ref_count(folio);
+	}
+	return refs;
+}
+
 /*
  * A read of four small folios into a user buffer that ends after two
- * returns those two pages, and leaves the reference counts of all eight
- * folios of the file as it found them: the copy of the third falls short
- * while the batch holds the four, and the batch then keeps only the
- * folio copied from.  A reference dropped from, or left on, any of them
- * shows here.
+ * returns those two pages, and leaves every folio of the file with the
+ * references of the page cache and of the case, no more, no less: copies
+ * fall short while the batch holds more than the folio copied from (the
+ * buffer is fresh, then it ends), and the batch keeps only that folio.  A
+ * reference dropped from, or left on, any of them shows here.
  */
 static void shmem_read_fault_drops_batch_references(struct kunit *test)
 {
@@ -595,10 +619,12 @@ static void shmem_read_fault_drops_batch_references(struct kunit *test)
 		h->nr++;
 		KUNIT_ASSERT_EQ(test, folio_nr_pages(h->folios[i]), 1);
 	}
-	/* No reference left in a per-CPU LRU batch on either side */
-	lru_add_drain_all();
+	/* The page cache's reference and the case's */
 	for (i = 0; i < h->nr; i++)
-		h->refs[i] = folio_ref_count(h->folios[i]);
+		if (settled_refs(h->folios[i], 2) != 2)
+			kunit_skip(test,
+				   "machine: folio %u holds %d references before the read, not 2",
+				   i, folio_ref_count(h->folios[i]));
 
 	ret = vfs_read(sf->file, (char __user *)ubuf, 4 * SZ_PAGE, &pos);
 	KUNIT_EXPECT_EQ(test, ret, (ssize_t)2 * SZ_PAGE);
@@ -606,10 +632,12 @@ static void shmem_read_fault_drops_batch_references(struct kunit *test)
 					     2 * SZ_PAGE), 0);
 	mm_kunit_check_bytes(test, r->kbuf, sf->want, 0, 2 * SZ_PAGE,
 			     "a read cut short by a fault");
-	lru_add_drain_all();
-	for (i = 0; i < h->nr; i++)
-		KUNIT_EXPECT_EQ_MSG(test, folio_ref_count(h->folios[i]), h->refs[i],
+	for (i = 0; i < h->nr; i++) {
+		KUNIT_EXPECT_GE_MSG(test, folio_ref_count(h->folios[i]), 2,
+				    "folio at index %u: a reference put too many", i);
+		KUNIT_EXPECT_EQ_MSG(test, settled_refs(h->folios[i], 2), 2,
 				    "folio at index %u", i);
+	}
 }
 
 /* ---- zero fill -------------------------------------------------------- */
@@ -640,15 +668,22 @@ static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 					     2 * SZ_4K), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, 2 * SZ_4K));
 
-	/* Two pages asked for, the buffer one byte short of them */
+	/*
+	 * Two pages asked for, the buffer one byte short of them: short by
+	 * that byte where a copy to user memory stops exactly at a fault
+	 * (x86), by up to a copy's step elsewhere, never a page or more.
+	 */
 	ubuf = r->ubuf + MM_KUNIT_READER_USABLE - (2 * SZ_4K - 1);
 	pos = SZ_4K;
 	ret = vfs_read(sf->file, (char __user *)ubuf, 2 * SZ_4K, &pos);
-	KUNIT_EXPECT_EQ(test, ret, (ssize_t)2 * SZ_4K - 1);
-	KUNIT_EXPECT_EQ(test, pos, (loff_t)3 * SZ_4K - 1);
+	KUNIT_EXPECT_GT(test, ret, (ssize_t)SZ_4K);
+	KUNIT_EXPECT_LE(test, ret, (ssize_t)2 * SZ_4K - 1);
+	if (ret <= 0)
+		return;
+	KUNIT_EXPECT_EQ(test, pos, (loff_t)SZ_4K + ret);
 	KUNIT_ASSERT_EQ(test, copy_from_user(r->kbuf, (const void __user *)ubuf,
-					     2 * SZ_4K - 1), 0);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, 2 * SZ_4K - 1));
+					     ret), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(r->kbuf, 0, ret));
 }
 
 /*
