@@ -647,7 +647,7 @@ static void shmem_read_fault_drops_batch_references(struct kunit *test)
  * two pages is a short read of exactly two pages of zeroes: the zero
  * fill reports how far it got instead of the size it was asked for.  So
  * is a read of two pages into a buffer that faults one byte before their
- * end: the fill stops one byte short, and returns.
+ * end: the fill stops short of the fault, and returns.
  */
 static void shmem_read_zero_fill_fault_is_short(struct kunit *test)
 {
