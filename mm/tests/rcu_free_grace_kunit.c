@@ -346,21 +346,23 @@ static bool in_flight_try_started(struct kunit *test)
  * CPU's batch waits for the next one.  Arranged in every try: the second
  * folio is put, while the first's batch is in flight, inside a reader
  * that lasts until the first is back in the allocator; the second must
- * not be back inside it.  Tries alternate two ways of catching the batch
- * in flight: from an RCU callback that runs when the first's grace
- * period is over (in_flight_try(), for a batch waited for by a callback),
- * and once that grace period has begun (in_flight_try_started(), for one
- * waited for by a task or by polling).  A try decides when the first
- * comes back inside the reader; no try deciding fails.  Both come back
- * through the grace-period work alone (nothing stranded on the second
- * list).
+ * not be back inside it.  There are two ways of catching the batch in
+ * flight: from an RCU callback that runs when the first's grace period is
+ * over (in_flight_try(), for a batch waited for by a callback), and once
+ * that grace period has begun (in_flight_try_started(), for one waited
+ * for by a task or by polling).  Tries begin with the first way and keep
+ * to the way that decided; a try that does not decide hands over to the
+ * other way (a try of the way that does not fit a series waits out its
+ * hang guard).  A try decides when the first comes back inside the
+ * reader; no try deciding fails.  Both come back through the grace-period
+ * work alone (nothing stranded on the second list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
 	int try, decisive = 0, by_callback = 0;
-	bool decided;
+	bool decided, callback_way = true;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test,
@@ -369,10 +371,12 @@ static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 	     try++) {
 		/* What the last try left, and its callbacks, out of the way */
 		rcu_barrier();
-		decided = try & 1 ? in_flight_try_started(test) :
-				    in_flight_try(test);
+		decided = callback_way ? in_flight_try(test) :
+					 in_flight_try_started(test);
 		decisive += decided;
-		by_callback += decided && !(try & 1);
+		by_callback += decided && callback_way;
+		if (!decided)
+			callback_way = !callback_way;
 		/* Fails if @second was freed before a grace period of its own */
 		KUNIT_ASSERT_TRUE_MSG(test,
 				      rfk_wait_watched(test, "the grace-period work"),
