@@ -23,7 +23,8 @@
 #                     MODE=schemata|each, MUTANTS_PER_BOOT=8, GUESTS=2, FRESH=1, ALT=a,b|none:
 #                     the variants run with them, MUTANTS=glob,..., RACE_READS=25000:
 #                     reads of a lockless_read_race case in race boots, REACH=suite: every
-#                     case of the suites that reach a mutant, not only its own; docs/mutate.rst)
+#                     case of the suites that reach a mutant, not only its own, EQUIVALENT=check:
+#                     run the mutants listed in patches/mutants-equivalent too; docs/mutate.rst)
 #   make mutate-merge one report from the shards' JSON (SHARDS='a.json b.json')
 #   make repeat       boot the series kernel RUNS=10 times, LOAD=2 (jobs of a kernel
 #                     build beside it), RACES=1 (the race suites too): which cases flake
@@ -167,7 +168,7 @@ variants: deps
 	@$(MMKUNIT) variants $(RUNOPTS) $(if $(ALT),--only='$(ALT)') $(if $(SLOW),--slow) $(if $(SUITE),'$(SUITE)')
 
 mutate: deps
-	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) --mode=$(or $(MODE),schemata) $(if $(filter-out 0,$(FRESH)),--fresh) --per-boot=$(or $(MUTANTS_PER_BOOT),8) --guests=$(or $(GUESTS),2) $(if $(ALT),--alt='$(ALT)') $(if $(MUTANTS),--only='$(MUTANTS)') $(if $(RACE_READS),--race-reads=$(RACE_READS)) $(if $(REACH),--reach=$(REACH)) $(if $(SUITE),--filter_glob='$(SUITE)')
+	@$(MMKUNIT) mutate $(if $(filter-out 0,$(JOBS)),--jobs=$(JOBS)) $(if $(filter-out 0,$(TIMEOUT)),--timeout=$(TIMEOUT)) $(if $(PATCH),--patch='$(PATCH)') $(if $(BUDGET),--budget=$(BUDGET)) $(if $(SHARD),--shard=$(SHARD)) $(if $(SEED),--seed=$(SEED)) --mode=$(or $(MODE),schemata) $(if $(filter-out 0,$(FRESH)),--fresh) --per-boot=$(or $(MUTANTS_PER_BOOT),8) --guests=$(or $(GUESTS),2) $(if $(ALT),--alt='$(ALT)') $(if $(MUTANTS),--only='$(MUTANTS)') $(if $(RACE_READS),--race-reads=$(RACE_READS)) $(if $(REACH),--reach=$(REACH)) $(if $(EQUIVALENT),--equivalent=$(EQUIVALENT)) $(if $(SUITE),--filter_glob='$(SUITE)')
 
 # GitLab CI's pipeline (.gitlab-ci.yml) on this machine, jobs in a shell:
 # make ci-local CI_LOCAL_ARGS='--variable RUN=mutate --variable PATCH=lazyfree-thp'

@@ -910,6 +910,9 @@ def main(argv: List[str]) -> int:
 			'comma-separated (default: every mutant of the selection)')
 	mu.add_argument('--alt', default='', help='NAME[,NAME...] of patches/variants/ to run '
 			'with the mutants, or none (default: those of the selected patches\' lines)')
+	mu.add_argument('--equivalent', default='skip', choices=('skip', 'check'),
+			help='the mutants listed in patches/mutants-equivalent: counted as equivalent '
+			'without a boot (skip, the default) or run, a kill reported (check)')
 	mu.add_argument('--fresh', action='store_true', help='run every mutant again: no result '
 			'reused from build/mutate/cache.json')
 	mu.add_argument('--race-reads', dest='race_reads', type=int, default=mutate.RACE_READS,

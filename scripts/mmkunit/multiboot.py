@@ -630,7 +630,7 @@ class MultiBoot:
 		# printing stall reports is hung all the same)
 		# a splat, or a case failing in a mutant's span, decides: nothing
 		# after it counts, so the guest is stopped soon after
-		stop = None if tag == 'baseline' else Stopper(self.base_fails())
+		stop = None if tag.startswith('baseline') else Stopper(self.base_fails())
 		if stop is not None:
 			# a hang is judged by the suite that runs, not the longest
 			stop.limits = {s: self.suite_stall(s) for e in plan for s in e[1]}
@@ -666,51 +666,109 @@ class MultiBoot:
 	def baseline(self, suites: List[str]) -> None:
 		"""@suites run twice from debugfs with no mutant active: those whose
 		cases all pass (or skip) both times, with no splat in the boot,
-		are the ones a boot of several mutants may run."""
+		are the ones a boot of several mutants may run.  With guests, the
+		suites are shared among up to self.guests boots at once (each runs
+		its share twice, in the baseline's order)."""
 		self.ok = []
 		if not suites:
 			return
-		con, r, path = self.boot([(0, suites), (0, suites)], 'baseline', 0, False,
-					 self.stall() * 4 + 120)
-		self.wall_seconds += r.seconds
-		spans = [s for s in con.spans if s.kind == 'mutant']
-		bad: Dict[str, str] = {}
-		if not con.done or len(spans) != 2 or not all(s.ended for s in spans):
-			why = 'the boot did not end as planned'
-		elif any(judge.scan_splats(s.klog) for s in spans):
-			why = 'a splat in it'
+		parts = self.baseline_parts(suites)
+		tags = ['baseline'] + [f'baseline-{k}' for k in range(2, len(parts) + 1)]
+		t0 = time.monotonic()
+		if len(parts) == 1:
+			boots = [self.boot([(0, suites), (0, suites)], 'baseline', 0, False,
+					   self.stall() * 4 + 120)]
 		else:
-			why = ''
-			base = self.sch.base
-			at_boot = getattr(self.sch, 'base_pass', set())
-			passed: Dict[str, int] = {}
-			for s in suites:
-				for sp in spans:
-					ktap = sp.suites.get(s, [])
-					cases = judge.judge_cases(self.parse(ktap), base.groups, base.expected)
-					failed = [c['name'] for c in cases if c['verdict'] == 'fail']
-					# what passes at boot and skips here would never kill
-					skipped = [c['name'] for c in cases
-						   if c['status'] == 'SKIP' and c['name'] in at_boot]
-					if not has_result(ktap, s) or not cases or failed or skipped:
-						bad[s] = ', '.join(failed[:3]) or (
-							', '.join(skipped[:3]) + ' skipped' if skipped
-							else 'no results')
-					for c in cases:
-						if c['verdict'] == 'pass':
-							passed[c['name']] = passed.get(c['name'], 0) + 1
-					self.seconds[s] = max(self.seconds.get(s, 0.0), sp.seconds.get(s, 0.0))
-			self.passing = {n for n, k in passed.items() if k == len(spans)}
+			if getattr(self.boot, '__func__', None) is MultiBoot.boot:
+				self.accel()	# here, not in a worker (it rewrites os.environ)
+			pool = ThreadPoolExecutor(max_workers=len(parts))
+			futs = [pool.submit(self.boot, [(0, p), (0, p)], t, 0, False,
+					    self.stall() * 4 + 120) for p, t in zip(parts, tags)]
+			try:
+				boots = [f.result() for f in futs]
+			except BaseException:
+				# the other guest is stopped, not waited for
+				self._stop.set()
+				while not all(f.done() for f in futs):
+					proc.kill_all()
+					wait(futs, timeout=0.5)
+				raise
+			finally:
+				pool.shutdown(wait=True, cancel_futures=True)
+				self._stop.clear()
+		self.wall_seconds += time.monotonic() - t0 if len(parts) > 1 else boots[0][1].seconds
+		bad: Dict[str, str] = {}
+		passed: Dict[str, int] = {}
+		why = ''
+		for part, (con, r, path) in zip(parts, boots):
+			why = self._judge_baseline(part, con, bad, passed)
+			if why:
+				break
 		if why:
 			info(f'mutate: boots of several mutants: off, the debugfs baseline failed ({why}; '
 			     f'console {rel(path)}): every mutant boots on its own')
 			return
+		self.passing = {n for n, k in passed.items() if k == 2}
 		self.ok = [s for s in suites if s not in bad]
 		info(f'mutate: boots of several mutants (MUTANTS_PER_BOOT={self.per_boot}): '
 		     f'{len(self.ok)} of {len(suites)} suites run again from debugfs as at boot '
-		     f'(baseline boot {r.seconds:.0f} s)' +
+		     f'(baseline boot{"s" if len(boots) > 1 else ""} '
+		     f'{", ".join(f"{b[1].seconds:.0f}" for b in boots)} s)' +
 		     (f'; the mutants of {", ".join(f"{s} ({w})" for s, w in sorted(bad.items()))} '
 		      'boot on their own' if bad else ''))
+
+	def baseline_parts(self, suites: List[str]) -> List[List[str]]:
+		"""@suites shared among self.guests boots of the debugfs baseline,
+		each share in the baseline's order: the largest first, each to the
+		lightest share so far, a suite weighing its cases at boot (a race
+		suite ten)."""
+		n = min(max(1, self.guests), len(suites))
+		if n == 1:
+			return [list(suites)]
+		at_boot = getattr(self.sch, 'base_pass', set())
+
+		def weight(s: str) -> int:
+			if s.endswith('_race'):
+				return 10
+			return max(1, sum(1 for c in at_boot if c.split('.')[0] == s))
+		load = [0] * n
+		share: Dict[str, int] = {}
+		for s in sorted(suites, key=lambda x: -weight(x)):
+			k = load.index(min(load))
+			share[s] = k
+			load[k] += weight(s)
+		return [p for p in ([s for s in suites if share[s] == k] for k in range(n)) if p]
+
+	def _judge_baseline(self, suites: List[str], con: 'Console', bad: Dict[str, str],
+			    passed: Dict[str, int]) -> str:
+		"""One boot of the debugfs baseline, @suites run twice (console
+		@con): why it fails as a whole ('' when it does not); the suites
+		that do not run again as at boot go into @bad, the cases that pass
+		are counted in @passed, each suite's time into self.seconds."""
+		spans = [s for s in con.spans if s.kind == 'mutant']
+		if not con.done or len(spans) != 2 or not all(s.ended for s in spans):
+			return 'the boot did not end as planned'
+		if any(judge.scan_splats(s.klog) for s in spans):
+			return 'a splat in it'
+		base = self.sch.base
+		at_boot = getattr(self.sch, 'base_pass', set())
+		for s in suites:
+			for sp in spans:
+				ktap = sp.suites.get(s, [])
+				cases = judge.judge_cases(self.parse(ktap), base.groups, base.expected)
+				failed = [c['name'] for c in cases if c['verdict'] == 'fail']
+				# what passes at boot and skips here would never kill
+				skipped = [c['name'] for c in cases
+					   if c['status'] == 'SKIP' and c['name'] in at_boot]
+				if not has_result(ktap, s) or not cases or failed or skipped:
+					bad[s] = ', '.join(failed[:3]) or (
+						', '.join(skipped[:3]) + ' skipped' if skipped
+						else 'no results')
+				for c in cases:
+					if c['verdict'] == 'pass':
+						passed[c['name']] = passed.get(c['name'], 0) + 1
+				self.seconds[s] = max(self.seconds.get(s, 0.0), sp.seconds.get(s, 0.0))
+		return ''
 
 	def _take(self, batch: list, tag: str, con: 'Console', r, path: str,
 		  log_of: Callable[[object], str], verdicts: Dict[str, 'Verdict'],

@@ -1379,16 +1379,26 @@ def cmd_mutate(args) -> int:
 
 	todo: List[Mutant] = []
 	reused = 0
+	listed = 0
+	check_listed = getattr(args, 'equivalent', 'skip') == 'check'
 	for m in mine:
 		entry = None if getattr(args, 'fresh', False) else cache.get(keys[m.name])
 		if schemata.reusable(entry, suites, None):
 			reuse(m, entry)
 			reused += 1
+		elif m.name in equivalent and not m.alt and not check_listed:
+			# a reviewed claim: not booted unless EQUIVALENT=check
+			r = results[m.name]
+			r.update(status='equivalent', reason=equivalent[m.name], run='listed')
+			listed += 1
 		else:
 			todo.append(m)
 	if reused:
 		info(f'mutate: {reused} of {len(mine)} result(s) reused from {rel(CACHE)} '
 		     '(same mutant, patch, configs and suites)')
+	if listed:
+		info(f'mutate: {listed} mutant(s) listed in patches/mutants-equivalent not run '
+		     '(EQUIVALENT=check runs them: a listed one a case kills is reported)')
 	runner = Runner(args.jobs, args.timeout or int(env_number('MMKUNIT_MUTATE_TIMEOUT', 0)),
 			args.filter_glob, race_reads)
 	sch: Optional[schemata.SchemataRunner] = None
@@ -1432,6 +1442,7 @@ def cmd_mutate(args) -> int:
 			     'own_build': {n: w for n, w in sch.own.items() if n in results},
 			     **{k: round(v, 1) for k, v in times.items()}} if sch else None)
 	data['reused'] = reused
+	data['listed_not_run'] = listed
 	done = 0
 	spent: List[float] = []
 	stopped = ''
@@ -1561,7 +1572,8 @@ def cmd_mutate(args) -> int:
 	if stopped:
 		info(f'mutate: {stopped}')
 	total = time.monotonic() - t0
-	ran = [r for r in results.values() if r['status'] != 'not run' and not r['reused']]
+	ran = [r for r in results.values() if r['status'] != 'not run' and not r['reused'] and
+	       r['run'] != 'listed']
 	mean = (lambda k: sum(r[k] for r in ran) / len(ran)) if ran else (lambda k: 0)
 	booted = [r for r in ran if r['guest_seconds'] or r['races_seconds']]
 	unreached = sum(1 for r in ran if r['run'] == 'switched' and r['status'] in
@@ -1578,7 +1590,7 @@ def cmd_mutate(args) -> int:
 	      f'{mb.wall_seconds:.0f} s (GUESTS={guests}; debugfs baseline included), '
 	      f'{len(mb.alone)} mutant(s) on their own after one'
 	      if mb is not None else '') +
-	     f'; {reused} reused' +
+	     f'; {reused} reused' + (f', {listed} listed equivalent not run' if listed else '') +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
 	return exit_code(list(results.values()))
 

@@ -690,6 +690,53 @@ class TestSkips(unittest.TestCase):
 		mb = self.baseline(['PASS', 'SKIP'])
 		self.assertEqual((mb.ok, mb.passing), ([], set()))
 
+	# with two guests the debugfs baseline is two boots at once, each
+	# running its share of the suites twice in the baseline's order; a
+	# suite failing in one share keeps only its own mutants out
+	def test_baseline_shared_among_guests(self):
+		import threading as _threading
+		sch = FakeSchemata(1)
+		suites = ['s_a', 's_b', 'lockless_read_race', 's_c']
+		sch.base_pass = {'s_a.x', 's_a.y', 's_a.z', 's_b.x', 's_c.x', 'lockless_read_race.x'}
+		mb = multiboot.MultiBoot(sch, 4, '/nonexistent')
+		mb.guests = 2
+		plans, inside, most = {}, [0], [0]
+		lock = _threading.Lock()
+		both = _threading.Barrier(2, timeout=10)
+
+		def boot(plan, tag, every, stop, timeout, stall=0):
+			with lock:
+				plans[tag] = plan
+				inside[0] += 1
+				most[0] = max(most[0], inside[0])
+			both.wait()		# both guests in flight at once
+			spans = []
+			for _i, part in plan:
+				sp = multiboot.Span('mutant', 0, ended=True)
+				sp.order = list(part)
+				sp.suites = {x: ['ok 1 ' + x, 'FAIL' if x == 's_b' else 'PASS']
+					     for x in part}
+				spans.append(sp)
+			with lock:
+				inside[0] -= 1
+			return (multiboot.Console(ready=True, done=True, spans=spans),
+				type('R', (), {'seconds': 5.0}), f'/nonexistent/{tag}.log')
+		mb.boot = boot
+		mb.parse = lambda ktap: {ktap[0].split()[2] + '.x': ktap[1]}
+		mb.baseline(suites)
+		self.assertEqual(most[0], 2)
+		self.assertEqual(sorted(plans), ['baseline', 'baseline-2'])
+		shares = [p[0][1] for p in plans.values()]
+		for p in plans.values():
+			self.assertEqual(p[0], p[1])		# its share, twice
+		self.assertEqual(sorted(x for sh in shares for x in sh), sorted(suites))
+		for sh in shares:
+			self.assertEqual(sh, [x for x in suites if x in sh])	# in order
+		# s_a (3 cases) and the race suite (10) apart
+		self.assertFalse(any('s_a' in sh and 'lockless_read_race' in sh for sh in shares))
+		self.assertEqual(mb.ok, ['s_a', 'lockless_read_race', 's_c'])
+		self.assertEqual(mb.passing, {'s_a.x', 'lockless_read_race.x', 's_c.x'})
+
 	def test_check_skip(self):
 		mb = self.baseline(['PASS', 'PASS'])
 		check, mutant = self.spans(['SKIP', 'SKIP'])

@@ -496,8 +496,10 @@ class MutateRun(MutateBase):
 		self.assertRegex(text, r'fake/0001\s+13\s+6\s+5\s+0\s+1\s+1\s+0\s+54\.5 %')
 		self.assertIn('survivors (5):', text)
 		self.assertIn('fake/0001:mm/fake.c:6:negate#1: fake.fake.clamps', text)
-		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS)
-		self.assertIn(f'[{N_MUTANTS}/{N_MUTANTS}]', r.stdout)
+		# the listed one is not run (EQUIVALENT=check would)
+		self.assertEqual(st['fake/0001:mm/fake.c:6:gt-ge#1']['run'], 'listed')
+		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS - 1)
+		self.assertIn(f'[{N_MUTANTS - 1}/{N_MUTANTS - 1}]', r.stdout)
 		# one line per mutant: the build's and the guest's output go to its log
 		self.assertNotIn('# Subtest: fake', r.stdout)
 		with open(os.path.join(self.out, 'logs', '00000.log')) as f:
@@ -508,6 +510,27 @@ class MutateRun(MutateBase):
 		self.assertNotIn('fake/0001:mm/fake.c:6:gt-ge#1', fails)
 		self.assertTrue(self.tree_clean())
 		self.assertFalse(os.path.exists(os.path.join(self.out, 'applied.json')))
+
+	# a listed equivalent is counted without a boot; EQUIVALENT=check runs
+	# it, and one a case kills is counted killed and reported as wrongly
+	# listed
+	def test_listed_equivalent_not_run_unless_checked(self):
+		survivor, killed = 'fake/0001:mm/fake.c:6:gt-ge#1', 'fake/0001:mm/fake.c:6:negate#1'
+		with open(os.path.join(self.fr.repo, 'patches/mutants-equivalent'), 'w') as f:
+			f.write(f'{survivor} x == max returns max, which is x\n'
+				f'{killed} a wrong claim\n')
+		r = self.mutate()
+		st = {m['name']: m for m in self.result()['mutants']}
+		for n in (survivor, killed):
+			self.assertEqual((st[n]['status'], st[n]['run']), ('equivalent', 'listed'))
+		self.assertIn('2 mutant(s) listed in patches/mutants-equivalent not run', r.stdout)
+		self.assertEqual(r.stdout.count('ETA'), N_MUTANTS - 2)
+		r = self.mutate('--equivalent', 'check')
+		st = {m['name']: m for m in self.result()['mutants']}
+		self.assertEqual(st[survivor]['status'], 'equivalent')
+		self.assertEqual(st[survivor]['run'], 'build')
+		self.assertEqual(st[killed]['status'], 'killed')
+		self.assertIn(f'note: {killed} is listed in patches/mutants-equivalent', self.text('results'))
 
 	# a stillborn mutant never boots: the image is gone before its build,
 	# no exec follows the failed build, no boot ever saw its source
