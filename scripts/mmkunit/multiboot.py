@@ -30,7 +30,7 @@ import re
 import shutil
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
@@ -682,9 +682,12 @@ class MultiBoot:
 			if getattr(self.boot, '__func__', None) is MultiBoot.boot:
 				self.accel()	# here, not in a worker (it rewrites os.environ)
 			pool = ThreadPoolExecutor(max_workers=len(parts))
-			futs = [pool.submit(self.boot, [(0, p), (0, p)], t, 0, False,
-					    self.stall() * 4 + 120) for p, t in zip(parts, tags)]
+			futs: list = []
 			try:
+				futs += [pool.submit(self.boot, [(0, p), (0, p)], t, 0, False,
+						     self.stall() * 4 + 120) for p, t in zip(parts, tags)]
+				# the first error at once, not after the other boot
+				wait(futs, return_when=FIRST_EXCEPTION)
 				boots = [f.result() for f in futs]
 			except BaseException:
 				# the other guest is stopped, not waited for

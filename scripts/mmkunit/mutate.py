@@ -1102,6 +1102,10 @@ def table(data: dict) -> str:
 	lines.append(row('total', tot))
 	lines.append('score = killed / (killed + survived + not reached); equivalent mutants '
 		     '(patches/mutants-equivalent) and stillborn ones are not counted')
+	listed = sum(1 for m in data['mutants'] if m.get('run') == 'listed')
+	if listed:
+		lines.append(f'{listed} of the equivalent ones are listed and were not run '
+			     '(EQUIVALENT=check runs them)')
 	surv = [m for m in data['mutants'] if m['status'] == 'survived']
 	if surv:
 		lines += ['', f'survivors ({len(surv)}):']
@@ -1192,8 +1196,9 @@ def junit(data: dict) -> str:
 			elif m['status'] == 'killed':
 				ET.SubElement(tc, 'system-out').text = f'killed by {m["killer"]}: {m["reason"]}'
 			else:
-				ET.SubElement(tc, 'skipped', message=f'{m["status"]}: {m["reason"]}'.strip(
-					': '))
+				listed = ' (listed, not run)' if m.get('run') == 'listed' else ''
+				ET.SubElement(tc, 'skipped', message=f'{m["status"]}{listed}: '
+					      f'{m["reason"]}'.strip(': '))
 	ET.indent(root)
 	return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding='unicode') + '\n'
 
@@ -1310,6 +1315,7 @@ def cmd_mutate(args) -> int:
 		'total_mutants': len(mutants), 'total_variants': len(variants),
 		'budget_minutes': args.budget,
 		'suite': args.filter_glob, 'mode': mode,
+		'equivalent_mode': getattr(args, 'equivalent', 'skip'),
 		'complete': False, 'seconds': 0.0, 'mutants': []}
 	results: Dict[str, dict] = {}
 	gen_index = {m.name: k for k, m in enumerate(mutants + variants)}
@@ -1384,6 +1390,12 @@ def cmd_mutate(args) -> int:
 	for m in mine:
 		entry = None if getattr(args, 'fresh', False) else cache.get(keys[m.name])
 		if schemata.reusable(entry, suites, None):
+			reuse(m, entry)
+			reused += 1
+		elif entry and m.name in equivalent and \
+			schemata.killed_still(entry, suites, set(entry.get('reach') or ())):
+			# a listed one killed by a case whose suite is unchanged:
+			# reported as wrongly listed
 			reuse(m, entry)
 			reused += 1
 		elif m.name in equivalent and not m.alt and not check_listed:
@@ -1620,6 +1632,10 @@ def merge(datas: List[dict]) -> dict:
 	counts = {d['shard_count'] for d in datas}
 	if len(counts) > 1:
 		raise Error(f'mutate-merge: shards of different N ({sorted(counts)})')
+	modes = {d.get('equivalent_mode', 'check') for d in datas}
+	if len(modes) > 1:
+		raise Error('mutate-merge: the shards treated the listed equivalents differently '
+			    '(EQUIVALENT=check in some, not in others)')
 	seen: Dict[str, dict] = {}
 	shards: List[int] = []
 	for d in datas:
@@ -1636,7 +1652,9 @@ def merge(datas: List[dict]) -> dict:
 	first = datas[0]
 	out = dict(first, shards=sorted(shards), shard='merged',
 		   complete=all(d['complete'] for d in datas) and not missing,
-		   seconds=round(sum(d['seconds'] for d in datas), 1), missing_shards=missing)
+		   seconds=round(sum(d['seconds'] for d in datas), 1), missing_shards=missing,
+		   reused=sum(d.get('reused', 0) for d in datas),
+		   listed_not_run=sum(d.get('listed_not_run', 0) for d in datas))
 	# the generation order, as one run lists them
 	out['mutants'] = sorted(seen.values(), key=lambda m: m['index'])
 	return out

@@ -826,6 +826,24 @@ class SchemataRun(MutateBase):
 		self.assertFalse(any(m['reused'] for m in self.result()['mutants']))
 
 
+	# a listed mutant that a kept result says a case killed stays killed,
+	# and noted, when another suite changes (no kept result holds whole);
+	# the run boots nothing for it
+	def test_listed_kill_kept(self):
+		killed = 'fake/0001:mm/fake.c:6:negate#1'
+		with open(os.path.join(self.fr.repo, 'patches/mutants-equivalent'), 'w') as f:
+			f.write(f'{killed} a wrong claim\n')
+		self.mutate('--mode=schemata', '--equivalent', 'check')
+		self.assertEqual(self.statuses(self.result())[killed], 'killed')
+		with open(os.path.join(self.fr.repo, 'mm/tests/fake_other_kunit.c'), 'w') as f:
+			f.write('static struct kunit_suite other_suite = {\n\t.name = "other",\n};\n')
+		self.mutate('--mode=schemata')
+		m = {x['name']: x for x in self.result()['mutants']}[killed]
+		self.assertEqual((m['status'], m['reused']), ('killed', True))
+		self.assertIn(f'note: {killed} is listed in patches/mutants-equivalent',
+			      self.text('results'))
+
+
 def fake_variant(name, after, old, new):
 	"""patches/variants/NAME.patch text: @old lines of mm/fake.c as it is
 	after the series (@after) replaced by @new."""
@@ -841,7 +859,7 @@ def fake_variant(name, after, old, new):
 
 class VariantsRun(SchemataRun):
 	# SchemataRun's own cases run there only
-	test_schemata_equals_each = test_cache = None
+	test_schemata_equals_each = test_cache = test_listed_kill_kept = None
 
 	def setUp(self):
 		super().setUp()
