@@ -150,11 +150,16 @@ static void rcu_free_grace_unflagged_freed_at_once(struct kunit *test)
 }
 
 /*
- * Tries of the in-flight case (half of them of each arrangement), and
- * those that must decide in them
+ * Tries of the in-flight case, and those that must decide in them.  A try
+ * waits for the first folio IN_FLIGHT_WAIT at most (a hang guard), or,
+ * once a try decided, a try of the way that has not decided yet
+ * IN_FLIGHT_SHORT times the slowest return seen, IN_FLIGHT_FLOOR at least.
  */
 #define IN_FLIGHT_TRIES		20
 #define IN_FLIGHT_DECISIVE	3
+#define IN_FLIGHT_WAIT		(10 * HZ)
+#define IN_FLIGHT_SHORT		4
+#define IN_FLIGHT_FLOOR		(HZ / 10)
 /*
  * The first folio's order: above PAGE_ALLOC_COSTLY_ORDER, so that its free
  * goes straight to the buddy allocator (no pcp list), where the case sees
@@ -204,12 +209,14 @@ static bool in_flight_back(struct folio *folio)
 
 /*
  * One try: whether it decided (the first folio back while the span, which
- * began before the second's put, still ran).  The span fails the case if
- * the second came back inside it.
+ * began before the second's put, still ran; within @wait jiffies, and
+ * @took set to how long it took).  The span fails the case if the second
+ * came back inside it.
  */
-static bool in_flight_try(struct kunit *test)
+static bool in_flight_try(struct kunit *test, unsigned long wait,
+			  unsigned long *took)
 {
-	unsigned long flags, deadline;
+	unsigned long flags, deadline, start;
 	struct in_flight_try *t;
 	bool back = false;
 
@@ -256,17 +263,20 @@ static bool in_flight_try(struct kunit *test)
 		 * up every grace period since @second's put.  A hang guard
 		 * only: @first's grace period is over.
 		 */
-		deadline = jiffies + 10 * HZ;
+		start = jiffies;
+		deadline = start + wait;
 		while (!(back = in_flight_back(t->first)) &&
 		       time_before(jiffies, deadline))
 			usleep_range(20, 50);
+		*took = jiffies - start;
 	}
 	rfk_span_end(test, t->span, "the grace-period work, with the batch in flight,");
 	if (!t->entered)
 		rfk_put_flagged(test, &t->second->page);
 	else if (!back)
 		kunit_info(test,
-			   "the first folio not back in 10 s with its grace period over: its batch did not start at its put");
+			   "the first folio not back in %u ms with its grace period over: its batch did not start at its put",
+			   jiffies_to_msecs(wait));
 	back = back && t->overlapped;
 	kfree(t);
 	return back;
@@ -282,11 +292,12 @@ static bool in_flight_try(struct kunit *test)
  * and may end while it runs; @second's cannot.  Whether it decided, as
  * in_flight_try().
  */
-static bool in_flight_try_started(struct kunit *test)
+static bool in_flight_try_started(struct kunit *test, unsigned long wait,
+				  unsigned long *took)
 {
 	struct folio *first, *second;
 	bool entered = false, waiting = false, back = false;
-	unsigned long cookie, deadline;
+	unsigned long cookie, deadline, start;
 	struct rfk_span *span;
 
 	first = folio_alloc(GFP_KERNEL, IN_FLIGHT_FIRST_ORDER);
@@ -330,10 +341,12 @@ static bool in_flight_try_started(struct kunit *test)
 	migrate_enable();
 	if (entered) {
 		/* A hang guard only: what @first waits for can end */
-		deadline = jiffies + 10 * HZ;
+		start = jiffies;
+		deadline = start + wait;
 		while (!(back = in_flight_back(first)) &&
 		       time_before(jiffies, deadline))
 			usleep_range(20, 50);
+		*took = jiffies - start;
 	}
 	rfk_span_end(test, span, "the grace-period work, with the batch in flight,");
 	if (!entered)
@@ -350,29 +363,45 @@ static bool in_flight_try_started(struct kunit *test)
  * flight: from an RCU callback that runs when the first's grace period is
  * over (in_flight_try(), for a batch waited for by a callback), and once
  * that grace period has begun (in_flight_try_started(), for one waited
- * for by a task or by polling).  Tries begin with the first way and keep
- * to the way that decided; a try that does not decide hands over to the
- * other way (a try of the way that does not fit a series waits out its
- * hang guard).  A try decides when the first comes back inside the
- * reader; no try deciding fails.  Both come back through the grace-period
- * work alone (nothing stranded on the second list).
+ * for by a task or by polling).  Tries begin with the callback way and
+ * keep to the way that decided; a try that does not decide hands over to
+ * the other way, and both ways are tried before the case ends.  A try of
+ * a way that has not decided yet, once the other did, waits only a few
+ * times the slowest return seen (a try of the way that does not fit a
+ * series would wait out the hang guard).  A try decides when the first
+ * comes back inside the reader; no try deciding fails.  Both come back
+ * through the grace-period work alone (nothing stranded on the second
+ * list).
  */
 static void rcu_free_grace_in_flight_waits_for_next(struct kunit *test)
 {
 	const int nr_free_rcu = zone_stat_item(test, "nr_free_rcu");
 	long waiting0 = zone_stat_sum(nr_free_rcu);
 	int try, decisive = 0, by_callback = 0;
-	bool decided, callback_way = true;
+	bool decided, callback_way = true, tried[2] = {}, won[2] = {};
+	unsigned long took, slowest = 0, wait;
 
 	if (num_online_cpus() < 2)
 		kunit_skip(test,
 			   "machine: needs 2 CPUs: the reader runs on one while the grace-period work frees on the other");
-	for (try = 0; try < IN_FLIGHT_TRIES && decisive < IN_FLIGHT_DECISIVE;
-	     try++) {
+	for (try = 0; try < IN_FLIGHT_TRIES &&
+	     (decisive < IN_FLIGHT_DECISIVE || !tried[0] || !tried[1]); try++) {
+		/* Enough decided: the way not tried yet */
+		if (decisive >= IN_FLIGHT_DECISIVE)
+			callback_way = !tried[1];
+		wait = IN_FLIGHT_WAIT;
+		if (decisive && !won[callback_way])
+			wait = min(wait, max(IN_FLIGHT_SHORT * slowest,
+					     (unsigned long)IN_FLIGHT_FLOOR));
 		/* What the last try left, and its callbacks, out of the way */
 		rcu_barrier();
-		decided = callback_way ? in_flight_try(test) :
-					 in_flight_try_started(test);
+		took = 0;
+		decided = callback_way ? in_flight_try(test, wait, &took) :
+					 in_flight_try_started(test, wait, &took);
+		tried[callback_way] = true;
+		won[callback_way] |= decided;
+		if (decided)
+			slowest = max(slowest, took);
 		decisive += decided;
 		by_callback += decided && callback_way;
 		if (!decided)

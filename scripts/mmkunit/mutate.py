@@ -1406,7 +1406,7 @@ def cmd_mutate(args) -> int:
 		else:
 			todo.append(m)
 	if reused:
-		info(f'mutate: {reused} of {len(mine)} result(s) reused from {rel(CACHE)} '
+		info(f'mutate: {reused} of {len(mine) - listed} result(s) reused from {rel(CACHE)} '
 		     '(same mutant, patch, configs and suites)')
 	if listed:
 		info(f'mutate: {listed} mutant(s) listed in patches/mutants-equivalent not run '
