@@ -675,31 +675,23 @@ class MultiBoot:
 		parts = self.baseline_parts(suites)
 		tags = ['baseline'] + [f'baseline-{k}' for k in range(2, len(parts) + 1)]
 		t0 = time.monotonic()
-		if len(parts) == 1:
-			boots = [self.boot([(0, suites), (0, suites)], 'baseline', 0, False,
-					   self.stall() * 4 + 120)]
-		else:
-			if getattr(self.boot, '__func__', None) is MultiBoot.boot:
-				self.accel()	# here, not in a worker (it rewrites os.environ)
-			pool = ThreadPoolExecutor(max_workers=len(parts))
-			futs: list = []
-			try:
-				futs += [pool.submit(self.boot, [(0, p), (0, p)], t, 0, False,
-						     self.stall() * 4 + 120) for p, t in zip(parts, tags)]
-				# the first error at once, not after the other boot
-				wait(futs, return_when=FIRST_EXCEPTION)
-				boots = [f.result() for f in futs]
-			except BaseException:
-				# the other guest is stopped, not waited for
-				self._stop.set()
-				while not all(f.done() for f in futs):
-					proc.kill_all()
-					wait(futs, timeout=0.5)
-				raise
-			finally:
-				pool.shutdown(wait=True, cancel_futures=True)
-				self._stop.clear()
-		self.wall_seconds += time.monotonic() - t0 if len(parts) > 1 else boots[0][1].seconds
+		if getattr(self.boot, '__func__', None) is MultiBoot.boot:
+			self.accel()		# here, not in a worker (it rewrites os.environ)
+		pool = ThreadPoolExecutor(max_workers=len(parts))
+		futs: list = []
+		try:
+			futs += [pool.submit(self.boot, [(0, p), (0, p)], t, 0, False,
+					     self.stall() * 4 + 120) for p, t in zip(parts, tags)]
+			# the first error at once, not after the other boot
+			wait(futs, return_when=FIRST_EXCEPTION)
+			boots = [f.result() for f in futs]
+		except BaseException:
+			self._stop_guests(futs)
+			raise
+		finally:
+			pool.shutdown(wait=True, cancel_futures=True)
+			self._stop.clear()
+			self.wall_seconds += time.monotonic() - t0
 		bad: Dict[str, str] = {}
 		passed: Dict[str, int] = {}
 		why = ''
@@ -719,6 +711,14 @@ class MultiBoot:
 		     f'{", ".join(f"{b[1].seconds:.0f}" for b in boots)} s)' +
 		     (f'; the mutants of {", ".join(f"{s} ({w})" for s, w in sorted(bad.items()))} '
 		      'boot on their own' if bad else ''))
+
+	def _stop_guests(self, futs: list) -> None:
+		"""After an error: no boot starts any more, and the guests of the
+		boots @futs in flight are killed until every worker has returned."""
+		self._stop.set()
+		while not all(f.done() for f in futs):
+			proc.kill_all()
+			wait(futs, timeout=0.5)
 
 	def baseline_parts(self, suites: List[str]) -> List[List[str]]:
 		"""@suites shared among self.guests boots of the debugfs baseline,
@@ -885,12 +885,7 @@ class MultiBoot:
 						alone += stuck
 				queue = [m for m in queue if m.name not in verdicts and m not in alone]
 		except BaseException:
-			# no boot starts any more; the guests in flight are killed
-			# until every worker has returned
-			self._stop.set()
-			while not all(f.done() for f in flying):
-				proc.kill_all()
-				wait(list(flying), timeout=0.5)
+			self._stop_guests(list(flying))
 			raise
 		finally:
 			pool.shutdown(wait=True, cancel_futures=True)
