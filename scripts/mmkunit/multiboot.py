@@ -44,6 +44,10 @@ CHECK_EVERY = 8
 TAINT_TEST = 1 << 18
 # a mutant goes into this many boots of several at most, then boots alone
 MAX_TRIES = 3
+# a suite silent for HANG_TIMES its time in the debugfs baseline and
+# HANG_SLACK seconds is hung (the baseline ran on this host, in this run)
+HANG_TIMES = 3
+HANG_SLACK = 20
 # seconds the console keeps going after the line that decided (Stopper):
 # the failure line itself names the case, these only add context
 STOP_GRACE = 0.5
@@ -596,17 +600,17 @@ class MultiBoot:
 						  if not x.startswith('guest.')}
 
 	def stall_for(self, plan: List[tuple]) -> int:
-		"""A hang in a boot of @plan: no marker for four times the longest
-		of its suites in the debugfs baseline and a minute, at most the
-		mutant timeout."""
+		"""A hang in a boot of @plan: the longest suite_stall() of its
+		suites."""
 		return max((self.suite_stall(s) for e in plan for s in e[1]),
 			   default=self.suite_stall(''))
 
 	def suite_stall(self, suite: str) -> int:
-		"""A hang while @suite runs: no marker for four times its time in
-		the debugfs baseline and a minute (a suite not timed there: 60 s),
-		at most the mutant timeout."""
-		return int(min(self.stall(), 4 * self.seconds.get(suite, 60.0) + 60))
+		"""A hang while @suite runs: no marker for HANG_TIMES its time in
+		the debugfs baseline (a boot of this run, on this host) and
+		HANG_SLACK seconds (a suite not timed there: 60 s), at most the
+		mutant timeout."""
+		return int(min(self.stall(), HANG_TIMES * self.seconds.get(suite, 60.0) + HANG_SLACK))
 
 	def boot(self, plan: List[tuple], tag: str, every: int, stop: bool,
 		 timeout: float, stall: int = 0):
@@ -819,38 +823,76 @@ class MultiBoot:
 		     ', '.join(f'{n} {w}' for w, n in sorted(
 			     {w: said.count(w) for w in said}.items())) +
 		     f'), {r.seconds:.0f} s' + (' (hung)' if r.stalled else
+						 ' (stopped at what decided)' if stopped_on else
 						 ' (out of time)' if r.timed_out else ''))
 		return progress
 
-	def run(self, ms: list, log_of: Callable[[object], str]) -> Dict[str, tuple]:
-		"""Outcomes (mutate.Outcome) of the eligible mutants @ms, each with
-		the seconds it cost; a mutant's notes go to the file @log_of(m).
-		Up to self.guests boots run at once, each on mutants no other boot
-		in flight holds; what one decides is taken as soon as it ends."""
-		from .mutate import Outcome
-		sch = self.sch
+	def run(self, ms: list, log_of: Callable[[object], str], own: list = (),
+		on_result: Optional[Callable[[object, object, float], None]] = None
+		) -> Dict[str, tuple]:
+		"""Outcomes (mutate.Outcome) of the eligible mutants @ms and of the
+		mutants @own that boot on their own (sch.run()), each with the
+		seconds it cost; a mutant's notes go to the file @log_of(m).  Up to
+		self.guests boots run at once, each on mutants no other boot in
+		flight holds.  A boot of its own (kunit.py: one at a time, they
+		share the build dir) takes a guest's turn like a boot of several,
+		so both guests stay busy.  What a boot decides is taken as soon as
+		it ends, and @on_result(m, outcome, seconds), when given, gets
+		each mutant as soon as its outcome is known."""
 		queue = list(ms)
 		verdicts: Dict[str, Verdict] = {}
-		spent: Dict[str, float] = {m.name: 0.0 for m in ms}
+		spent: Dict[str, float] = {m.name: 0.0 for m in list(ms) + list(own)}
 		alone: List = []
 		busy: Set[str] = set()
 		flying: Dict[object, tuple] = {}
+		# the kunit.py lane: ('own', m) a boot of its own, ('races', m, v)
+		# the race suites of a survivor of a boot of several
+		lane: List[tuple] = [('own', m) for m in own]
+		results: Dict[str, tuple] = {}
 		self.tags = max(self.tags, self.boots)
 		t_run = time.monotonic()
 		if getattr(self.boot, '__func__', None) is MultiBoot.boot:
 			self.accel()		# here, not in a worker (it rewrites os.environ)
 		self._stop.clear()
-		pool = ThreadPoolExecutor(max_workers=max(1, self.guests))
+		guests = max(1, self.guests)
+		pool = ThreadPoolExecutor(max_workers=guests)
+
+		def done_with(m, o, seconds: float) -> None:
+			self.decided += 1
+			results[m.name] = (o, seconds)
+			if on_result is not None:
+				on_result(m, o, seconds)
+
+		def settle(m) -> None:
+			"""A verdict of a boot of several: concluded here, or its race
+			suites to the lane."""
+			v = verdicts[m.name]
+			if self.race_boot(m, v):
+				lane.append(('races', m, v))
+				return
+			t0 = time.monotonic()
+			with open(log_of(m), 'a') as log:
+				o = self.sch.conclude(m, self.outcome_of(v), v.kills, log,
+						      races_done=self.races_here(m))
+			done_with(m, o, spent[m.name] + time.monotonic() - t0)
+
 		try:
-			while queue or flying:
-				while len(flying) < max(1, self.guests):
+			while queue or flying or lane:
+				while len(flying) < guests:
+					if lane and not any(f[0] == 'lane' for f in flying.values()):
+						job = lane.pop(0)
+						if job[0] == 'own' and job[1] in alone:
+							self.alone.add(job[1].name)
+						fut = pool.submit(self.lane_job, job, log_of)
+						flying[fut] = ('lane', job, '')
+						continue
 					free = [m for m in queue if m.name not in busy]
 					if not free:
 						break
 					# the free mutants shared among the idle guests: a
 					# kill ends a boot early, so none holds what another
 					# could run now
-					idle = max(1, self.guests) - len(flying)
+					idle = guests - len(flying)
 					batch = free[:min(self.per_boot, -(-len(free) // idle))]
 					plan = [self.plan_of(m) for m in batch]
 					est = sum(max(5.0, sum(self.seconds.get(s, 30.0) for s in e[1]))
@@ -860,16 +902,28 @@ class MultiBoot:
 					busy |= {m.name for m in batch}
 					fut = pool.submit(self.boot, plan, tag, CHECK_EVERY, True,
 							  self.stall() + 60 + 10 * est, self.stall_for(plan))
-					flying[fut] = (batch, tag)
+					flying[fut] = ('several', batch, tag)
 				if not flying:
 					break
 				done, _ = wait(list(flying), return_when=FIRST_COMPLETED)
-				for fut in sorted(done, key=lambda f: flying[f][1]):
-					batch, tag = flying.pop(fut)
+				for fut in sorted(done, key=lambda f: flying[f][2]):
+					kind, what, tag = flying.pop(fut)
+					if kind == 'lane':
+						o, seconds = fut.result()
+						m = what[1]
+						done_with(m, o, spent[m.name] + seconds)
+						continue
+					batch = what
 					busy -= {m.name for m in batch}
 					con, r, path = fut.result()
+					had = set(verdicts)
+					n_alone = len(alone)
 					progress = self._take(batch, tag, con, r, path, log_of, verdicts,
 							      spent, alone)
+					for m in batch:
+						if m.name in verdicts and m.name not in had:
+							settle(m)
+					lane += [('own', m) for m in alone[n_alone:]]
 					if progress:
 						continue
 					# a mutant in two boots that decided nothing boots alone
@@ -883,6 +937,7 @@ class MultiBoot:
 						     f'several that decided nothing (console {rel(path)}): '
 						     'they boot on their own')
 						alone += stuck
+						lane += [('own', m) for m in stuck]
 				queue = [m for m in queue if m.name not in verdicts and m not in alone]
 		except BaseException:
 			self._stop_guests(list(flying))
@@ -890,19 +945,35 @@ class MultiBoot:
 		finally:
 			pool.shutdown(wait=True, cancel_futures=True)
 			self.wall_seconds += time.monotonic() - t_run
-		results: Dict[str, tuple] = {}
-		for m in ms:
-			t0 = time.monotonic()
-			o = Outcome('survived')
-			with open(log_of(m), 'a') as log:
-				if m.name in verdicts:
-					v = verdicts[m.name]
-					o.guest_seconds = v.seconds
-					o = sch.conclude(m, o, v.kills, log, races_done=self.races_here(m))
-				else:
-					self.alone.add(m.name)
-					log.write('mutate: a boot of its own\n')
-					o = sch.run(m, log)
-			self.decided += 1
-			results[m.name] = (o, spent[m.name] + time.monotonic() - t0)
+		missing = [m for m in list(ms) + list(own) if m.name not in results]
+		if missing:
+			raise Error(f'multiboot: no outcome for {", ".join(m.name for m in missing[:3])}')
 		return results
+
+	@staticmethod
+	def outcome_of(v: 'Verdict'):
+		"""The Outcome a verdict of a boot of several starts from."""
+		from .mutate import Outcome
+		o = Outcome('survived')
+		o.guest_seconds = v.seconds
+		return o
+
+	def race_boot(self, m, v: 'Verdict') -> bool:
+		"""Whether concluding @m's verdict @v boots its race suites
+		(kunit.py: the lane's work, never beside another kunit.py)."""
+		need = getattr(self.sch, 'race_boot_needed', None)
+		return bool(need and need(m, v.kills, self.races_here(m)))
+
+	def lane_job(self, job: tuple, log_of: Callable[[object], str]) -> tuple:
+		"""A job of the kunit.py lane (run()): the Outcome and its seconds."""
+		m = job[1]
+		t0 = time.monotonic()
+		with open(log_of(m), 'a') as log:
+			if job[0] == 'own':
+				log.write('mutate: a boot of its own\n')
+				o = self.sch.run(m, log)
+			else:
+				v = job[2]
+				o = self.sch.conclude(m, self.outcome_of(v), v.kills, log,
+						      races_done=self.races_here(m))
+		return o, time.monotonic() - t0

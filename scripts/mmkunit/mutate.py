@@ -1462,7 +1462,7 @@ def cmd_mutate(args) -> int:
 	per_boot = max(1, getattr(args, 'per_boot', 1) or 1)
 	guests = max(1, getattr(args, 'guests', 1) or 1)
 	mb: Optional[multiboot.MultiBoot] = None
-	pre: Dict[str, Tuple[Outcome, float]] = {}	# outcomes of a boot of several, to record
+	recorded: Set[str] = set()
 
 	def logpath_of(m: Mutant) -> str:
 		return os.path.join(runner.logs, f'{gen_index[m.name]:05d}.log')
@@ -1527,34 +1527,44 @@ def cmd_mutate(args) -> int:
 									else len(order), s)))
 		t_loop = time.monotonic()
 		for k, m in enumerate(todo, 1):
+			if m.name in recorded:
+				continue
 			elapsed = time.monotonic() - t0
 			# wall time per mutant (guests overlap: not the mean of spent)
 			mean = (time.monotonic() - t_loop) / done if done else 0.0
-			if m.name not in pre and budget and (elapsed >= budget or
-							     (spent and elapsed + mean > budget)):
+			if budget and (elapsed >= budget or (spent and elapsed + mean > budget)):
 				stopped = (f'BUDGET={args.budget:g} min reached after {fmt_time(elapsed)}: '
-					   f'{len(todo) - done - len(pre)} mutant(s) not run')
-				# what a boot of several decided is recorded all the same
-				for k2, m2 in enumerate(todo, 1):
-					if m2.name in pre:
-						record(k2, m2, *pre.pop(m2.name), True)
+					   f'{len(todo) - done} mutant(s) not run')
 				break
 			switched = sch is not None and sch.switched(m.name)
-			if mb is not None and m.name not in pre and mb.eligible(m):
-				batch = [x for x in todo[k - 1:] if x.name not in pre and mb.eligible(x)]
-				# with guests, two boots' worth each: they stay busy to the
-				# end of the batch; one guest keeps a boot's worth
-				batch = batch[:per_boot * (2 * guests if guests > 1 else 1)]
-				if budget and spent:
-					batch = batch[:max(1, int((budget - elapsed) / max(1.0, mean)))]
-				for x in batch:
+			if mb is not None and mb.eligible(m):
+				rest = [x for x in todo[k - 1:] if x.name not in recorded]
+				batch = [x for x in rest if mb.eligible(x)]
+				lane: List[Mutant] = []
+				if budget:
+					# with guests, two boots' worth each: they stay busy
+					# to the end of the batch; one guest keeps a boot's worth
+					batch = batch[:per_boot * (2 * guests if guests > 1 else 1)]
+					if spent:
+						batch = batch[:max(1, int((budget - elapsed) / max(1.0, mean)))]
+				else:
+					# the switched mutants that boot on their own (a line
+					# run only at boot, a variant) take a guest's turn
+					# beside the boots of several, not one after another
+					lane = [x for x in rest if not mb.eligible(x) and
+						sch.switched(x.name) and sch.reach_of(x)]
+				for x in batch + lane:
 					with open(logpath_of(x), 'w') as log:
 						log.write(results[x.name]['diff'] + '\n')
-						log.write(f'mutate: switched, mm_mutant={sch.ids[x.name]}, '
-							  'in boots of several mutants\n')
-				pre.update(mb.run(batch, logpath_of))
-			if m.name in pre:
-				record(k, m, *pre.pop(m.name), True)
+						log.write(f'mutate: switched, mm_mutant={sch.ids[x.name]}' +
+							  (', in boots of several mutants\n' if x in batch
+							   else '\n'))
+				at = {x.name: todo.index(x) + 1 for x in batch + lane}
+
+				def got(x, o, seconds):
+					record(at[x.name], x, o, seconds, True)
+					recorded.add(x.name)
+				mb.run(batch, logpath_of, own=lane, on_result=got)
 				continue
 			r = results[m.name]
 			ts = time.monotonic()
@@ -1567,6 +1577,7 @@ def cmd_mutate(args) -> int:
 					with Applied(m, texts[m.file]):
 						o = runner.run(m, log)
 			record(k, m, o, time.monotonic() - ts, switched)
+			recorded.add(m.name)
 	except BaseException as e:
 		finish(False)
 		what = 'interrupted' if isinstance(e, (KeyboardInterrupt, proc.Interrupted)) \

@@ -41,6 +41,10 @@ DEL_OPS = {'del-barrier', 'del-call', 'del-lock-pair'}
 # headers under include/ reach code the switch cannot be in (the vDSO, early
 # assembly-offsets files): their mutants keep their own build
 NO_SWITCH_DIRS = ('include/',)
+# a mutant's boot of its own (its functional suites) is hung after
+# OWN_TIMES the baseline boot's time, OWN_FLOOR seconds at least
+OWN_TIMES = 3
+OWN_FLOOR = 60
 
 
 @dataclass
@@ -849,6 +853,7 @@ class SchemataRunner:
 		self.base_fail: Set[str] = set()
 		self.base_pass: Set[str] = set()
 		self.base_race_fail: Optional[Set[str]] = None
+		self.base_seconds = 0.0			# the baseline boot's guest time
 		self.switch_text = ''
 		for p in switch_patches():
 			with open(p) as f:
@@ -921,9 +926,12 @@ class SchemataRunner:
 				self.files[path] = text
 				self.lines[path] = lines
 
-	def boot(self, races: bool, active: int, log, glob: str = ''):
+	def boot(self, races: bool, active: int, log, glob: str = '', short: bool = False):
 		"""kunit.py exec of the switched kernel with mutant @active (0: none,
-		but recording); (judged cases, guest seconds, the boot)."""
+		but recording); (judged cases, guest seconds, the boot).  @short:
+		a hang is OWN_TIMES the baseline boot's time (OWN_FLOOR s at
+		least), not the mutant timeout: the functional suites of a mutant,
+		whose boot runs no more than the baseline's did."""
 		from . import judge, kernel, stages
 		base = self.base
 		extra = (['--filter=speed=slow', glob or stages.RACE_GLOB] if races
@@ -933,6 +941,8 @@ class SchemataRunner:
 		if races:
 			extra += base.race_args()
 		timeout = (base.race_timeout if races else base.timeout) or 600
+		if short and not races and self.base_seconds:
+			timeout = int(min(timeout, max(OWN_FLOOR, OWN_TIMES * self.base_seconds)))
 		fails = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),
 				extra, timeout, log, echo=False,
@@ -948,6 +958,7 @@ class SchemataRunner:
 		fails there kills no mutant; which suites reach which ids."""
 		base = self.base
 		cases, g, b = self.boot(False, 0, log)
+		self.base_seconds = g
 		self.base_fail = set(base.failed(cases))
 		# what passes at boot: a boot of several must not find it skipped
 		self.base_pass = {c['name'] for c in cases if c['verdict'] == 'pass'}
@@ -990,10 +1001,13 @@ class SchemataRunner:
 		kills: Dict[str, str] = {}
 		if fun:
 			glob = '' if base.glob else suite_glob(fun)
-			cases, o.guest_seconds, _b = self.boot(False, i, log, glob)
+			# a variant's every failing case is reported (pinned): the
+			# mutant timeout, never a shorter hang limit
+			short = not getattr(m, 'alt', '')
+			cases, o.guest_seconds, _b = self.boot(False, i, log, glob, short)
 			if not any(not c['name'].startswith('guest.') for c in cases):
 				log.write('mutate: no case ran; booting again\n')
-				cases, again, _b = self.boot(False, i, log, glob)
+				cases, again, _b = self.boot(False, i, log, glob, short)
 				o.guest_seconds += again
 				o.reboots = 1
 			kills = {k: v for k, v in base.failed(cases).items() if k not in self.base_fail}
@@ -1006,8 +1020,8 @@ class SchemataRunner:
 		race suites that they reach, the race suites boot too."""
 		base = self.base
 		i = self.ids[m.name]
-		race = self.race_reach.get(i, set()) if m.races and not races_done else set()
-		if not kills and race and self.base_race_fail is not None:
+		race = self.race_reach.get(i, set())
+		if self.race_boot_needed(m, kills, races_done):
 			# the one race suite that reaches it, or all of them
 			cases, o.races_seconds, _b = self.boot(True, i, log,
 							       next(iter(race)) if len(race) == 1 else '')
@@ -1019,6 +1033,13 @@ class SchemataRunner:
 			o.reason = kills[o.killer]
 			o.killers = sorted(kills)[:20]
 		return o
+
+	def race_boot_needed(self, m, kills: Dict[str, str], races_done: bool = False) -> bool:
+		"""Whether conclude() boots the race suites of mutant @m: nothing
+		killed it, they reach it, did not run yet (@races_done) and have a
+		baseline."""
+		return bool(not kills and m.races and not races_done and self.base_race_fail is not None
+			    and self.race_reach.get(self.ids[m.name]))
 
 	def cases_of(self, m, suites: List[str]) -> List[str]:
 		"""What a boot of several keeps of @suites for mutant @m

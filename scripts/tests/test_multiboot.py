@@ -407,16 +407,17 @@ class TestStall(unittest.TestCase):
 		out = multiboot.decide(con, [3], judge_span, False, True, 5.0, False)
 		self.assertEqual(out[3].what, 'alone')
 
-	# the hang bound of a boot: four times its longest suite and a minute,
+	# the hang bound of a boot: three times its longest suite and 20 s,
 	# at most the mutant timeout
 	def test_stall_for(self):
 		mb = multiboot.MultiBoot(FakeSchemata(2), 4, '/nonexistent')
 		mb.seconds = {'lazyfree_thp': 5.0, 'rcu_free_grace': 20.0}
 		mb.sch.base.timeout = 300
-		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp'])]), 80)
-		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 140)
-		mb.sch.base.timeout = 100
-		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 100)
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp'])]), 35)
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 80)
+		self.assertEqual(mb.stall_for([(1, ['not_timed'])]), 200)
+		mb.sch.base.timeout = 50
+		self.assertEqual(mb.stall_for([(1, ['lazyfree_thp']), (2, ['rcu_free_grace'])]), 50)
 
 	# a hang is judged by the suite that runs: the Stopper's stall() follows
 	# the markers, and proc.run(stall_of=) stops a silent short suite at
@@ -619,6 +620,67 @@ class TestRun(unittest.TestCase):
 		self.assertEqual(one, two)
 		self.assertEqual([n for n, v in sorted(two.items()) if v[0] == 'killed'],
 				 ['m2', 'm7', 'm9'])
+
+	# the boots of their own (kunit.py, the lane) run beside the boots of
+	# several, one at a time; a survivor's race boot goes there too; every
+	# mutant's outcome reaches on_result once, as soon as it is known
+	def test_lane_beside_boots(self):
+		import threading
+		import time as _time
+		sch = FakeSchemata(10)
+		sch.races_for = {'m3'}
+		sch.race_boot_needed = lambda m, kills, done: m.name in sch.races_for and not kills
+		mb = simulated(sch, 2, fail=[2])
+		mb.guests = 2
+		lock = threading.Lock()
+		state = {'several': 0, 'lane': 0, 'overlap': 0, 'lanes_at_once': 0}
+		boot = mb.boot
+
+		def slow_boot(*a, **k):
+			with lock:
+				state['several'] += 1
+				if state['lane']:
+					state['overlap'] += 1
+			_time.sleep(0.05)
+			try:
+				return boot(*a, **k)
+			finally:
+				with lock:
+					state['several'] -= 1
+		mb.boot = slow_boot
+
+		def lane_work(name):
+			with lock:
+				state['lane'] += 1
+				state['lanes_at_once'] = max(state['lanes_at_once'], state['lane'])
+				if state['several']:
+					state['overlap'] += 1
+			_time.sleep(0.2)
+			with lock:
+				state['lane'] -= 1
+		run = sch.run
+		sch.run = lambda m, log: (lane_work(m.name), run(m, log))[1]
+		conclude = sch.conclude
+
+		def conclude_lane(m, o, kills, log, races_done=False):
+			if sch.race_boot_needed(m, kills, races_done):
+				self.assertIsNot(threading.current_thread(), threading.main_thread())
+				lane_work(m.name)
+			return conclude(m, o, kills, log, races_done)
+		sch.conclude = conclude_lane
+		ms = [M(f'm{i}') for i in range(1, 9)]
+		own = [M('m9'), M('m10')]
+		got = []
+		out = mb.run(ms, lambda m: os.path.join(mb.logs, m.name + '.log'), own=own,
+			     on_result=lambda m, o, s: got.append(m.name))
+		self.assertEqual(sorted(got), sorted(m.name for m in ms + own))
+		self.assertEqual(set(out), set(got))
+		self.assertEqual(sorted(sch.alone_runs), ['m10', 'm9'])
+		self.assertEqual(state['lanes_at_once'], 1)
+		self.assertGreater(state['overlap'], 0)
+		self.assertEqual(out['m2'][0].status, 'killed')
+		self.assertIn(('m3', False), sch.concluded)
+		shutil.rmtree(mb.logs)
 
 	# a boot that fails (an error in a worker) ends run() at once: the
 	# other guest in flight is stopped, not waited for
