@@ -153,13 +153,14 @@ class Boot:
 
 def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str],
 	 extra: List[str], timeout: int, log: TextIO, echo: bool = True,
-	 stop_on=None) -> Boot:
+	 stop_on=None, stall: float = 0) -> Boot:
 	"""kunit.py exec of the kernel in @build_dir; its test.log and
 	results.json end up in @stage_dir.  When @stage_dir is not @build_dir
 	(a second boot of the same kernel), the build dir's own test.log is
 	kept as it was.  A line @stop_on says yes to stops the guest a few
 	seconds later (proc.run()); make mutate gives is_splat_line: a splat
-	kills the mutant whatever follows."""
+	kills the mutant whatever follows.  @stall: kunit.py silent that long
+	(it prints each case as the guest ends it) is a hang too."""
 	if not os.path.isfile(os.path.join(build_dir, image())):
 		raise Error(f'{name}: no kernel in {rel(build_dir)} (its build failed or never ran)')
 	jsonpath = os.path.join(stage_dir, 'results.json')
@@ -176,7 +177,7 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
 			     cwd=tree, env=ccache_env(), log=log, echo=echo, timeout=timeout + 120,
 			     label=f'{name}: guest running',
-			     stop_on=stop_on)
+			     stop_on=stop_on, stall=stall or None)
 	finally:
 		if stage_dir != build_dir:
 			if os.path.exists(own_log):

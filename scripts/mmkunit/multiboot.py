@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from . import judge, proc
-from .common import BUILD, Error, info, rel
+from .common import BUILD, Error, env_number, info, rel
 
 MARK = 'MMKUNIT-MB:'
 # a clean check after this many mutants (and at the end of each boot)
@@ -45,7 +45,8 @@ TAINT_TEST = 1 << 18
 # a mutant goes into this many boots of several at most, then boots alone
 MAX_TRIES = 3
 # a suite silent for HANG_TIMES its time in the debugfs baseline and
-# HANG_SLACK seconds is hung (the baseline ran on this host, in this run)
+# HANG_SLACK seconds (MMKUNIT_MUTATE_HANG_SLACK) is hung (the baseline ran
+# on this host, in this run)
 HANG_TIMES = 3
 HANG_SLACK = 20
 # seconds the console keeps going after the line that decided (Stopper):
@@ -529,6 +530,8 @@ class MultiBoot:
 		self.tries: Dict[str, int] = {}
 		self.alone: Set[str] = set()		# mutants that boot on their own
 		self.decided = 0
+		self.lane_boots = 0			# run()'s kunit.py boots of their own
+		self.lane_seconds = 0.0
 
 	def parse(self, ktap: List[str]) -> Dict[str, str]:
 		return judge.parse_guest_log(ktap, self.kunit_dir)
@@ -610,7 +613,8 @@ class MultiBoot:
 		the debugfs baseline (a boot of this run, on this host) and
 		HANG_SLACK seconds (a suite not timed there: 60 s), at most the
 		mutant timeout."""
-		return int(min(self.stall(), HANG_TIMES * self.seconds.get(suite, 60.0) + HANG_SLACK))
+		slack = env_number('MMKUNIT_MUTATE_HANG_SLACK', HANG_SLACK)
+		return int(min(self.stall(), HANG_TIMES * self.seconds.get(suite, 60.0) + slack))
 
 	def boot(self, plan: List[tuple], tag: str, every: int, stop: bool,
 		 timeout: float, stall: int = 0):
@@ -967,6 +971,8 @@ class MultiBoot:
 	def lane_job(self, job: tuple, log_of: Callable[[object], str]) -> tuple:
 		"""A job of the kunit.py lane (run()): the Outcome and its seconds."""
 		m = job[1]
+		if self._stop.is_set():
+			raise Error('multiboot: stopped before a boot of its own')
 		t0 = time.monotonic()
 		with open(log_of(m), 'a') as log:
 			if job[0] == 'own':
@@ -976,4 +982,8 @@ class MultiBoot:
 				v = job[2]
 				o = self.sch.conclude(m, self.outcome_of(v), v.kills, log,
 						      races_done=self.races_here(m))
-		return o, time.monotonic() - t0
+		seconds = time.monotonic() - t0
+		with self._lock:
+			self.lane_boots += 1
+			self.lane_seconds += seconds
+		return o, seconds

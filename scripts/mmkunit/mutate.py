@@ -1537,7 +1537,8 @@ def cmd_mutate(args) -> int:
 					   f'{len(todo) - done} mutant(s) not run')
 				break
 			switched = sch is not None and sch.switched(m.name)
-			if mb is not None and mb.eligible(m):
+			if mb is not None and (mb.eligible(m) or (not budget and switched and
+								    bool(sch.reach_of(m)))):
 				rest = [x for x in todo[k - 1:] if x.name not in recorded]
 				batch = [x for x in rest if mb.eligible(x)]
 				lane: List[Mutant] = []
@@ -1589,6 +1590,8 @@ def cmd_mutate(args) -> int:
 		data['schemata'].update({'per_boot': per_boot, 'several_boots': mb.boots,
 					 'several_boot_seconds': round(mb.boot_seconds, 1),
 					 'several_wall_seconds': round(mb.wall_seconds, 1), 'guests': guests,
+					 'lane_boots': mb.lane_boots,
+					 'lane_seconds': round(mb.lane_seconds, 1),
 					 'several_alone': sorted(mb.alone)})
 	text = finish(not stopped)
 	print(text)
@@ -1609,9 +1612,10 @@ def cmd_mutate(args) -> int:
 	      f'{times["baseline_guest"] + times["baseline_races"]:.0f} s, '
 	      f'{len(booted)} booted in {sum(r["guest_seconds"] + r["races_seconds"] for r in booted):.0f} s, '
 	      f'{unreached} not reached (no boot)' if sch else '') +
-	     (f'; {mb.boots} boot(s) of several mutants, {mb.boot_seconds:.0f} s of guests in '
+	     (f'; {mb.boots} boot(s) of several mutants ({mb.boot_seconds:.0f} s of guests) and '
+	      f'{mb.lane_boots} of their own beside them ({mb.lane_seconds:.0f} s) in '
 	      f'{mb.wall_seconds:.0f} s (GUESTS={guests}; debugfs baseline included), '
-	      f'{len(mb.alone)} mutant(s) on their own after one'
+	      f'{len(mb.alone)} mutant(s) on their own after one of several'
 	      if mb is not None else '') +
 	     f'; {reused} reused' + (f', {listed} listed equivalent not run' if listed else '') +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')

@@ -41,8 +41,8 @@ DEL_OPS = {'del-barrier', 'del-call', 'del-lock-pair'}
 # headers under include/ reach code the switch cannot be in (the vDSO, early
 # assembly-offsets files): their mutants keep their own build
 NO_SWITCH_DIRS = ('include/',)
-# a mutant's boot of its own (its functional suites) is hung after
-# OWN_TIMES the baseline boot's time, OWN_FLOOR seconds at least
+# a mutant's boot of its own (its functional suites) is hung when kunit.py
+# is silent for OWN_TIMES the baseline boot's time, OWN_FLOOR s at least
 OWN_TIMES = 3
 OWN_FLOOR = 60
 
@@ -926,12 +926,13 @@ class SchemataRunner:
 				self.files[path] = text
 				self.lines[path] = lines
 
-	def boot(self, races: bool, active: int, log, glob: str = '', short: bool = False):
+	def boot(self, races: bool, active: int, log, glob: str = '', whole: bool = False):
 		"""kunit.py exec of the switched kernel with mutant @active (0: none,
-		but recording); (judged cases, guest seconds, the boot).  @short:
-		a hang is OWN_TIMES the baseline boot's time (OWN_FLOOR s at
-		least), not the mutant timeout: the functional suites of a mutant,
-		whose boot runs no more than the baseline's did."""
+		but recording); (judged cases, guest seconds, the boot).  A
+		mutant's functional suites are hung when kunit.py says nothing
+		for OWN_TIMES the baseline boot's time (OWN_FLOOR s at least),
+		sooner than the mutant timeout; a splat stops the guest.  @whole
+		(a variant: every case it fails is named): neither."""
 		from . import judge, kernel, stages
 		base = self.base
 		extra = (['--filter=speed=slow', glob or stages.RACE_GLOB] if races
@@ -941,16 +942,20 @@ class SchemataRunner:
 		if races:
 			extra += base.race_args()
 		timeout = (base.race_timeout if races else base.timeout) or 600
-		if short and not races and self.base_seconds:
-			timeout = int(min(timeout, max(OWN_FLOOR, OWN_TIMES * self.base_seconds)))
+		stall = 0
+		if active > 0 and not whole and not races and getattr(self, 'base_seconds', 0.0):
+			# silence, not the boot's length: a guest still printing
+			# is not hung, however loaded the host
+			stall = int(min(timeout, max(OWN_FLOOR, OWN_TIMES * self.base_seconds)))
 		fails = self.base_race_fail if races else self.base_fail
 		b = kernel.boot('mutate', self.tree_dir, self.build_dir, self.stage_dir, self.configs(),
 				extra, timeout, log, echo=False,
-				stop_on=kernel.is_splat_line if active > 0 and
-				'guest.splat' not in (fails or ()) else None)
+				stop_on=kernel.is_splat_line if active > 0 and not whole and
+				'guest.splat' not in (fails or ()) else None, stall=stall)
 		results = judge.read_results(b.json_path)
 		cases = judge.judge_cases(results, base.groups, base.expected)
-		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out, timeout)
+		cases += judge.judge_guest(b.log_lines, results, b.result.timed_out,
+					   stall if b.result.stalled else timeout)
 		return cases, b.result.seconds, b
 
 	def baseline(self, races: bool, log) -> Tuple[float, float]:
@@ -1001,13 +1006,11 @@ class SchemataRunner:
 		kills: Dict[str, str] = {}
 		if fun:
 			glob = '' if base.glob else suite_glob(fun)
-			# a variant's every failing case is reported (pinned): the
-			# mutant timeout, never a shorter hang limit
-			short = not getattr(m, 'alt', '')
-			cases, o.guest_seconds, _b = self.boot(False, i, log, glob, short)
+			whole = bool(getattr(m, 'alt', ''))
+			cases, o.guest_seconds, _b = self.boot(False, i, log, glob, whole)
 			if not any(not c['name'].startswith('guest.') for c in cases):
 				log.write('mutate: no case ran; booting again\n')
-				cases, again, _b = self.boot(False, i, log, glob, short)
+				cases, again, _b = self.boot(False, i, log, glob, whole)
 				o.guest_seconds += again
 				o.reboots = 1
 			kills = {k: v for k, v in base.failed(cases).items() if k not in self.base_fail}
@@ -1024,7 +1027,8 @@ class SchemataRunner:
 		if self.race_boot_needed(m, kills, races_done):
 			# the one race suite that reaches it, or all of them
 			cases, o.races_seconds, _b = self.boot(True, i, log,
-							       next(iter(race)) if len(race) == 1 else '')
+							       next(iter(race)) if len(race) == 1 else '',
+							       bool(getattr(m, 'alt', '')))
 			kills = {k: v for k, v in base.failed(cases).items()
 				 if k not in self.base_race_fail}
 		if kills:

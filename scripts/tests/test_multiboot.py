@@ -671,8 +671,11 @@ class TestRun(unittest.TestCase):
 		ms = [M(f'm{i}') for i in range(1, 9)]
 		own = [M('m9'), M('m10')]
 		got = []
+		def on_result(m, o, seconds):
+			self.assertIs(threading.current_thread(), threading.main_thread())
+			got.append(m.name)
 		out = mb.run(ms, lambda m: os.path.join(mb.logs, m.name + '.log'), own=own,
-			     on_result=lambda m, o, s: got.append(m.name))
+			     on_result=on_result)
 		self.assertEqual(sorted(got), sorted(m.name for m in ms + own))
 		self.assertEqual(set(out), set(got))
 		self.assertEqual(sorted(sch.alone_runs), ['m10', 'm9'])
@@ -704,6 +707,32 @@ class TestRun(unittest.TestCase):
 		t = _time.monotonic()
 		with self.assertRaisesRegex(multiboot.Error, 'cpio failed'):
 			mb.run([M(f'm{i}') for i in range(1, 7)], lambda m: os.path.join(mb.logs, 'x.log'))
+		self.assertLess(_time.monotonic() - t, 10)
+		shutil.rmtree(mb.logs)
+
+	# a boot of several that fails while a boot of its own is in flight
+	# ends run() at once: the lane's guest is stopped, not waited for
+	def test_lane_error(self):
+		import time as _time
+		sch = FakeSchemata(4)
+		mb = multiboot.MultiBoot(sch, 3, tempfile.mkdtemp(prefix='multiboot-logs-'))
+		mb.ok = ['lazyfree_thp']
+		mb.parse = mini_parse
+		mb.guests = 2
+
+		def boot(plan, tag, every, stop, timeout, stall=0):
+			_time.sleep(0.2)
+			raise multiboot.Error('cpio failed')
+
+		def run(m, log):
+			if not mb._stop.wait(30):
+				raise AssertionError('the lane was not stopped')
+			raise multiboot.Error('killed')
+		mb.boot, sch.run = boot, run
+		t = _time.monotonic()
+		with self.assertRaisesRegex(multiboot.Error, 'cpio failed'):
+			mb.run([M('m1'), M('m2')], lambda m: os.path.join(mb.logs, 'x.log'),
+			       own=[M('m3')])
 		self.assertLess(_time.monotonic() - t, 10)
 		shutil.rmtree(mb.logs)
 
@@ -836,7 +865,7 @@ class TestConclude(unittest.TestCase):
 		sch.base_race_fail = set()
 		booted = []
 
-		def boot(races, active, log, glob=''):
+		def boot(races, active, log, glob='', whole=False):
 			booted.append((races, active) + ((glob,) if races else ()))
 			return [{'name': 'lockless_read_race.x', 'status': 'FAIL', 'verdict': 'fail',
 				 'reason': 'kunit: FAIL'}], 7.0, None

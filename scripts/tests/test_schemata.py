@@ -486,6 +486,49 @@ class TestReach(unittest.TestCase):
 		self.assertEqual(schemata.suite_glob({'lazyfree_thp', 'shmem_read'}), '')
 
 
+class TestOwnBoot(unittest.TestCase):
+	"""SchemataRunner.boot(): how long a mutant's boot of its own may be
+	silent, and what stops it."""
+
+	def boot(self, races, active, whole=False, base_seconds=28.0, timeout=140):
+		from mmkunit import kernel, proc
+		sch = object.__new__(schemata.SchemataRunner)
+		base = type('B', (), {'glob': '', 'timeout': timeout, 'race_timeout': 300,
+				      'groups': [], 'expected': {},
+				      'race_args': lambda self: []})()
+		sch.base, sch.base_seconds = base, base_seconds
+		sch.tree_dir = sch.build_dir = sch.stage_dir = tempfile.gettempdir()
+		sch.base_fail, sch.base_race_fail = set(), set()
+		sch.configs = lambda: []
+		seen = {}
+
+		def fake(name, tree, build, stage, configs, extra, timeout, log, echo=True,
+			 stop_on=None, stall=0):
+			seen.update(timeout=timeout, stall=stall, stop_on=stop_on)
+			return kernel.Boot(result=proc.Result([], 0, 1.0), json_path='/nonexistent')
+		real, kernel.boot = kernel.boot, fake
+		try:
+			sch.boot(races, active, None, '', whole)
+		finally:
+			kernel.boot = real
+		return seen
+
+	# a mutant's functional suites: hung after three times the baseline
+	# boot's silence (60 s at least, the mutant timeout at most), the
+	# guest stopped at a splat; the baseline, race boots and a variant
+	# (every case it fails is named) keep the mutant timeout and run on
+	def test_limits(self):
+		seen = self.boot(False, 7)
+		self.assertEqual((seen['timeout'], seen['stall']), (140, 84))
+		self.assertIsNotNone(seen['stop_on'])
+		self.assertEqual(self.boot(False, 7, base_seconds=5.0)['stall'], 60)
+		self.assertEqual(self.boot(False, 7, base_seconds=100.0)['stall'], 140)
+		self.assertEqual(self.boot(False, 0)['stall'], 0)
+		self.assertEqual(self.boot(True, 7)['stall'], 0)
+		seen = self.boot(False, 7, whole=True)
+		self.assertEqual((seen['stall'], seen['stop_on']), (0, None))
+
+
 class TestCache(unittest.TestCase):
 	def setUp(self):
 		self.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', SAMPLE.split('\n'),
