@@ -508,6 +508,22 @@ def simulated(sch, per_boot, **how):
 	return mb
 
 
+def two_guests(sch, per_boot=3):
+	"""A MultiBoot over @sch with two guests, its boots still to fake."""
+	mb = multiboot.MultiBoot(sch, per_boot, tempfile.mkdtemp(prefix='multiboot-logs-'))
+	mb.ok = ['lazyfree_thp']
+	mb.parse = mini_parse
+	mb.guests = 2
+	return mb
+
+
+def until_stopped(mb, what):
+	"""A guest of @mb that runs until run() stops it (as kill_all would)."""
+	if not mb._stop.wait(30):
+		raise AssertionError(f'{what} was not stopped')
+	raise multiboot.Error('killed')
+
+
 class TestRun(unittest.TestCase):
 	# MultiBoot.run() over simulated boots: a kill ends a boot and the next
 	# one starts after it, a crash kills, a failed check sends the mutants
@@ -689,20 +705,13 @@ class TestRun(unittest.TestCase):
 	# other guest in flight is stopped, not waited for
 	def test_guest_error(self):
 		import time as _time
-		sch = FakeSchemata(6)
-		mb = multiboot.MultiBoot(sch, 3, tempfile.mkdtemp(prefix='multiboot-logs-'))
-		mb.ok = ['lazyfree_thp']
-		mb.parse = mini_parse
-		mb.guests = 2
+		mb = two_guests(FakeSchemata(6))
 
 		def boot(plan, tag, every, stop, timeout, stall=0):
 			if plan[0][0] == 1:
 				_time.sleep(0.2)
 				raise multiboot.Error('cpio failed')
-			# a guest that runs until it is stopped (as kill_all would)
-			if not mb._stop.wait(30):
-				raise AssertionError('the other guest was not stopped')
-			raise multiboot.Error('killed')
+			until_stopped(mb, 'the other guest')
 		mb.boot = boot
 		t = _time.monotonic()
 		with self.assertRaisesRegex(multiboot.Error, 'cpio failed'):
@@ -715,20 +724,13 @@ class TestRun(unittest.TestCase):
 	def test_lane_error(self):
 		import time as _time
 		sch = FakeSchemata(4)
-		mb = multiboot.MultiBoot(sch, 3, tempfile.mkdtemp(prefix='multiboot-logs-'))
-		mb.ok = ['lazyfree_thp']
-		mb.parse = mini_parse
-		mb.guests = 2
+		mb = two_guests(sch)
 
 		def boot(plan, tag, every, stop, timeout, stall=0):
 			_time.sleep(0.2)
 			raise multiboot.Error('cpio failed')
-
-		def run(m, log):
-			if not mb._stop.wait(30):
-				raise AssertionError('the lane was not stopped')
-			raise multiboot.Error('killed')
-		mb.boot, sch.run = boot, run
+		mb.boot = boot
+		sch.run = lambda m, log: until_stopped(mb, 'the lane')
 		t = _time.monotonic()
 		with self.assertRaisesRegex(multiboot.Error, 'cpio failed'):
 			mb.run([M('m1'), M('m2')], lambda m: os.path.join(mb.logs, 'x.log'),
