@@ -1244,10 +1244,13 @@ def cache_env(mode: str, glob: str, race_reads: int = RACE_READS, reach: str = '
 	narrow = mode == 'schemata' and per_boot > 1 and reach == 'case'
 	parts = [str(FORMAT), mode, glob, str(race_reads), arch.current().name] + \
 		(['reach=case'] if narrow else [])
+	# the base by its content (a tree hash), not by the commit an import
+	# made: the same kernel imported again, or from another source of the
+	# same version, keeps every result
 	try:
 		series = tree.series_patches()
-		parts.append(tree_git(['rev-parse', patch_commits(series)[0] + '^']).stdout.strip()
-			     if series else head)
+		base = patch_commits(series)[0] + '^' if series else head
+		parts.append(tree_git(['rev-parse', base + '^{tree}']).stdout.strip())
 	except Error:
 		parts.append(head or '')
 	for c in tree.SUITE_KUNITCONFIGS:
