@@ -173,9 +173,12 @@ def boot(name: str, tree: str, build_dir: str, stage_dir: str, configs: List[str
 	if stage_dir != build_dir and os.path.exists(own_log):
 		shutil.move(own_log, stash)
 	try:
+		# unbuffered: kunit.py prints each case as the guest ends it, and
+		# @stall judges that output, not 8 KB blocks of it
 		r = proc.run(kunit_cmd(tree, 'exec', build_dir, configs, 0,
 				       [f'--timeout={timeout}', '--json=' + jsonpath] + extra),
-			     cwd=tree, env=ccache_env(), log=log, echo=echo, timeout=timeout + 120,
+			     cwd=tree, env=dict(ccache_env(), PYTHONUNBUFFERED='1'), log=log,
+			     echo=echo, timeout=timeout + 120,
 			     label=f'{name}: guest running',
 			     stop_on=stop_on, stall=stall or None)
 	finally:

@@ -529,6 +529,31 @@ class TestOwnBoot(unittest.TestCase):
 		self.assertEqual((seen['stall'], seen['stop_on']), (0, None))
 
 
+	# a boot of its own silent past its limit hung: killed by
+	# guest.stopped, not booted again as a boot in which no case ran
+	def test_hang_not_booted_again(self):
+		from mmkunit import kernel, proc
+		sch = object.__new__(schemata.SchemataRunner)
+		sch.base = type('B', (), {'glob': '', 'groups': [], 'expected': {},
+					  'failed': staticmethod(mutate.Runner.failed),
+					  'killer': staticmethod(mutate.Runner.killer)})()
+		sch.ids, sch.reach, sch.race_reach = {'m': 1}, {1: {'lazyfree_thp'}}, {}
+		sch.base_fail, sch.base_race_fail = set(), set()
+		boots = []
+
+		def boot(races, active, log, glob='', whole=False):
+			boots.append(active)
+			r = proc.Result([], -9, 84.0, timed_out=True, stalled=True)
+			stopped = {'name': 'guest.stopped', 'status': 'STOPPED', 'verdict': 'fail',
+				   'reason': 'stopped guest'}
+			return [stopped], 84.0, kernel.Boot(result=r)
+		sch.boot = boot
+		m = type('M', (), {'name': 'm', 'races': False, 'alt': ''})()
+		o = sch.run(m, None)
+		self.assertEqual(boots, [1])
+		self.assertEqual((o.status, o.killer), ('killed', 'guest.stopped'))
+
+
 class TestCache(unittest.TestCase):
 	def setUp(self):
 		self.ms = mutate.generate('s/0001-s.patch', 'mm/sample.c', SAMPLE.split('\n'),
