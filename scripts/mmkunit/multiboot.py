@@ -875,9 +875,7 @@ class MultiBoot:
 				lane.append(('races', m, v))
 				return
 			t0 = time.monotonic()
-			with open(log_of(m), 'a') as log:
-				o = self.sch.conclude(m, self.outcome_of(v), v.kills, log,
-						      races_done=self.races_here(m))
+			o = self.conclude(m, v, log_of)
 			done_with(m, o, spent[m.name] + time.monotonic() - t0)
 
 		try:
@@ -954,13 +952,14 @@ class MultiBoot:
 			raise Error(f'multiboot: no outcome for {", ".join(m.name for m in missing[:3])}')
 		return results
 
-	@staticmethod
-	def outcome_of(v: 'Verdict'):
-		"""The Outcome a verdict of a boot of several starts from."""
+	def conclude(self, m, v: 'Verdict', log_of: Callable[[object], str]):
+		"""The Outcome of @m from its verdict @v of a boot of several
+		(sch.conclude(): its race suites boot when they still must)."""
 		from .mutate import Outcome
 		o = Outcome('survived')
 		o.guest_seconds = v.seconds
-		return o
+		with open(log_of(m), 'a') as log:
+			return self.sch.conclude(m, o, v.kills, log, races_done=self.races_here(m))
 
 	def race_boot(self, m, v: 'Verdict') -> bool:
 		"""Whether concluding @m's verdict @v boots its race suites
@@ -974,14 +973,12 @@ class MultiBoot:
 		if self._stop.is_set():
 			raise Error('multiboot: stopped before a boot of its own')
 		t0 = time.monotonic()
-		with open(log_of(m), 'a') as log:
-			if job[0] == 'own':
+		if job[0] == 'own':
+			with open(log_of(m), 'a') as log:
 				log.write('mutate: a boot of its own\n')
 				o = self.sch.run(m, log)
-			else:
-				v = job[2]
-				o = self.sch.conclude(m, self.outcome_of(v), v.kills, log,
-						      races_done=self.races_here(m))
+		else:
+			o = self.conclude(m, job[2], log_of)
 		seconds = time.monotonic() - t0
 		with self._lock:
 			self.lane_boots += 1
