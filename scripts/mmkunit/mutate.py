@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from typing import Dict, List, Optional, Set, Tuple
 
-from . import judge, kernel, multiboot, proc, schemata, shard, stages, tree
+from . import judge, kernel, multiboot, proc, schemata, shard, stages, tce, tree
 from .common import (BUILD, GIT_ID, REPO, Error, default_jobs, env_number, info, rel, sh)
 
 MUTATE_DIR = os.path.join(BUILD, 'mutate')
@@ -1106,6 +1106,11 @@ def table(data: dict) -> str:
 	if listed:
 		lines.append(f'{listed} of the equivalent ones are listed and were not run '
 			     '(EQUIVALENT=check runs them)')
+	same = [m for m in data['mutants'] if m.get('tce') == 'identical' and
+		m['status'] == 'equivalent']
+	if same:
+		lines.append(f'{len(same)} of the equivalent ones compile to the original\'s object '
+			     '(TCE), in the suites\' kernel; listed below')
 	surv = [m for m in data['mutants'] if m['status'] == 'survived']
 	if surv:
 		lines += ['', f'survivors ({len(surv)}):']
@@ -1121,6 +1126,12 @@ def table(data: dict) -> str:
 			if where not in seen:
 				seen.append(where)
 				lines.append(f'  {patch_id(m["patch"])} {where}')
+	if same:
+		lines += ['', f'equivalent by their object code (TCE, {len(same)}): no case of this '
+			  'kernel can tell them from the original']
+		for m in same:
+			lines.append(f'  {m["name"]}')
+			lines += ['    ' + d for d in m['diff'].split('\n')[2:]]
 	killed = [m for m in data['mutants'] if m['status'] == 'killed']
 	if killed:
 		lines += ['', 'killed by:']
@@ -1589,6 +1600,8 @@ def cmd_mutate(args) -> int:
 		info(f'mutate: {what} after {done} mutant(s); the tree is restored; partial '
 		     f'results in {rel(stem)}.json')
 		raise
+	if not stopped:
+		data['tce'] = settle_tce(mine, results, texts, cache, runner, sch)
 	if mb is not None and data['schemata'] is not None:
 		data['schemata'].update({'per_boot': per_boot, 'several_boots': mb.boots,
 					 'several_boot_seconds': round(mb.boot_seconds, 1),
@@ -1623,6 +1636,41 @@ def cmd_mutate(args) -> int:
 	     f'; {reused} reused' + (f', {listed} listed equivalent not run' if listed else '') +
 	     f'; reports {rel(stem)}.txt, .json, -junit.xml')
 	return exit_code(list(results.values()))
+
+
+def settle_tce(mine: List[Mutant], results: Dict[str, dict], texts: Dict[str, List[str]],
+	       cache, runner: 'Runner', sch) -> dict:
+	"""Each mutant no case killed (not a variant) compiled alone: one whose
+	object is the original's is equivalent (docs/mutate.rst, "Equivalent
+	by their object code").  Returns what the JSON says of it."""
+	cands = [m for m in mine if results[m.name]['status'] in UNKILLED and not m.alt]
+	if not cands:
+		return {'checked': 0, 'identical': 0, 'compiled': 0, 'reused': 0, 'not_compared': {}}
+	t0 = time.monotonic()
+	dirs = ([sch.build_dir] if sch is not None else []) + [runner.build_dir] + \
+		[os.path.join(BUILD, 'out', 'mutate-schemata')]
+	t = tce.TCE(tree.TREE, dirs, cache, runner.jobs)
+	res = t.check([(m.name, m.file, m.edits, texts[m.file]) for m in cands])
+	cache.save()
+	same = 0
+	why_not: Dict[str, int] = {}
+	for m in cands:
+		verdict, where = res[m.name]
+		r = results[m.name]
+		r['tce'] = {True: 'identical', False: 'differs', None: 'not compared'}[verdict]
+		if verdict:
+			r['status'] = 'equivalent'
+			r['reason'] = f'TCE: compiles to the original\'s object ({where}, debug information aside)'
+			same += 1
+		elif verdict is None:
+			why_not[where] = why_not.get(where, 0) + 1
+	info(f'mutate: TCE: {same} of {len(cands)} mutant(s) no case killed compile to the '
+	     f'original\'s object: equivalent ({t.compiled} compile(s), {t.reused} reused, '
+	     f'{time.monotonic() - t0:.0f} s)' +
+	     (f'; not compared: {"; ".join(f"{w}: {k}" for w, k in sorted(why_not.items()))}'
+	      if why_not else ''))
+	return {'checked': len(cands), 'identical': same, 'compiled': t.compiled,
+		'reused': t.reused, 'not_compared': why_not}
 
 
 def exit_code(results: List[dict]) -> int:
