@@ -1101,7 +1101,12 @@ def table(data: dict) -> str:
 		lines.append('-' * len(head))
 	lines.append(row('total', tot))
 	lines.append('score = killed / (killed + survived + not reached); equivalent mutants '
-		     '(patches/mutants-equivalent) and stillborn ones are not counted')
+		     '(patches/mutants-equivalent, or TCE) and stillborn ones are not counted')
+	tinfo = data.get('tce')
+	without = tinfo.get('shards_without', 0) if tinfo else 0
+	if any(m['status'] in UNKILLED for m in data['mutants']) and (not tinfo or without):
+		lines.append('TCE was not run' + (f' in {without} shard(s)' if without else '') +
+			     ' (BUDGET= or interrupted): their survivors were not compiled alone')
 	listed = sum(1 for m in data['mutants'] if m.get('run') == 'listed')
 	if listed:
 		lines.append(f'{listed} of the equivalent ones are listed and were not run '
@@ -1593,6 +1598,11 @@ def cmd_mutate(args) -> int:
 						o = runner.run(m, log)
 			record(k, m, o, time.monotonic() - ts, switched)
 			recorded.add(m.name)
+		if not stopped:
+			try:
+				data['tce'] = settle_tce(mine, results, texts, runner, sch)
+			except (Error, OSError) as e:
+				info(f'mutate: TCE not done: {e}')
 	except BaseException as e:
 		finish(False)
 		what = 'interrupted' if isinstance(e, (KeyboardInterrupt, proc.Interrupted)) \
@@ -1600,8 +1610,6 @@ def cmd_mutate(args) -> int:
 		info(f'mutate: {what} after {done} mutant(s); the tree is restored; partial '
 		     f'results in {rel(stem)}.json')
 		raise
-	if not stopped:
-		data['tce'] = settle_tce(mine, results, texts, cache, runner, sch)
 	if mb is not None and data['schemata'] is not None:
 		data['schemata'].update({'per_boot': per_boot, 'several_boots': mb.boots,
 					 'several_boot_seconds': round(mb.boot_seconds, 1),
@@ -1639,21 +1647,33 @@ def cmd_mutate(args) -> int:
 
 
 def settle_tce(mine: List[Mutant], results: Dict[str, dict], texts: Dict[str, List[str]],
-	       cache, runner: 'Runner', sch) -> dict:
+	       runner: 'Runner', sch) -> dict:
 	"""Each mutant no case killed (not a variant) compiled alone: one whose
 	object is the original's is equivalent (docs/mutate.rst, "Equivalent
-	by their object code").  Returns what the JSON says of it."""
+	by their object code").  The compile commands are the series build's
+	(the suites' kernel), once its config is checked to be the schemata
+	build's but for the switch.  Returns what the JSON says of it."""
 	cands = [m for m in mine if results[m.name]['status'] in UNKILLED and not m.alt]
+	info_ = {'checked': len(cands), 'identical': 0, 'compiled': 0, 'not_compared': {},
+		 'config': tce.config_hash(runner.build_dir)}
 	if not cands:
-		return {'checked': 0, 'identical': 0, 'compiled': 0, 'reused': 0, 'not_compared': {}}
+		return info_
 	t0 = time.monotonic()
-	dirs = ([sch.build_dir] if sch is not None else []) + [runner.build_dir] + \
-		[os.path.join(BUILD, 'out', 'mutate-schemata')]
-	t = tce.TCE(tree.TREE, dirs, cache, runner.jobs)
-	res = t.check([(m.name, m.file, m.edits, texts[m.file]) for m in cands])
-	cache.save()
-	same = 0
-	why_not: Dict[str, int] = {}
+	why_not: Dict[str, int] = info_['not_compared']
+	sch_dir = sch.build_dir if sch is not None else os.path.join(BUILD, 'out', 'mutate-schemata')
+	res: Dict[str, Tuple[Optional[bool], str]] = {}
+	if any(results[m.name]['run'] == 'switched' for m in cands) and \
+		os.path.isfile(os.path.join(sch_dir, '.config')) and \
+		not tce.config_matches(runner.build_dir, sch_dir):
+		res = {m.name: (None, 'the series build\'s config is not the schemata build\'s '
+				'(make run, then make mutate again)') for m in cands}
+		t = None
+	else:
+		t = tce.TCE(tree.TREE, runner.build_dir, os.path.join(MUTATE_DIR, 'tce'),
+			    kernel.ccache_env(), runner.jobs)
+		res = t.check([(m.name, m.file, texts[m.file], m.apply(texts[m.file]))
+			       for m in cands])
+		info_['compiled'] = t.compiled
 	for m in cands:
 		verdict, where = res[m.name]
 		r = results[m.name]
@@ -1661,16 +1681,15 @@ def settle_tce(mine: List[Mutant], results: Dict[str, dict], texts: Dict[str, Li
 		if verdict:
 			r['status'] = 'equivalent'
 			r['reason'] = f'TCE: compiles to the original\'s object ({where}, debug information aside)'
-			same += 1
+			info_['identical'] += 1
 		elif verdict is None:
 			why_not[where] = why_not.get(where, 0) + 1
-	info(f'mutate: TCE: {same} of {len(cands)} mutant(s) no case killed compile to the '
-	     f'original\'s object: equivalent ({t.compiled} compile(s), {t.reused} reused, '
+	info(f'mutate: TCE: {info_["identical"]} of {len(cands)} mutant(s) no case killed compile '
+	     f'to the original\'s object: equivalent ({info_["compiled"]} compile(s), '
 	     f'{time.monotonic() - t0:.0f} s)' +
 	     (f'; not compared: {"; ".join(f"{w}: {k}" for w, k in sorted(why_not.items()))}'
 	      if why_not else ''))
-	return {'checked': len(cands), 'identical': same, 'compiled': t.compiled,
-		'reused': t.reused, 'not_compared': why_not}
+	return info_
 
 
 def exit_code(results: List[dict]) -> int:
@@ -1723,6 +1742,22 @@ def merge(datas: List[dict]) -> dict:
 		   listed_not_run=sum(d.get('listed_not_run', 0) for d in datas))
 	# the generation order, as one run lists them
 	out['mutants'] = sorted(seen.values(), key=lambda m: m['index'])
+	out['tce'] = merge_tce([d.get('tce') for d in datas])
+	return out
+
+
+def merge_tce(parts: List[Optional[dict]]) -> dict:
+	"""The TCE summaries of shards summed; a shard that stopped before
+	its TCE (BUDGET=, ^C) is counted in shards_without."""
+	out = {'checked': 0, 'identical': 0, 'compiled': 0, 'not_compared': {},
+	       'config': '', 'shards_without': sum(1 for p in parts if not p)}
+	configs = sorted({p.get('config', '') for p in parts if p})
+	out['config'] = ','.join(c for c in configs if c)
+	for p in parts:
+		for k in ('checked', 'identical', 'compiled'):
+			out[k] += (p or {}).get(k, 0)
+		for w, n in ((p or {}).get('not_compared') or {}).items():
+			out['not_compared'][w] = out['not_compared'].get(w, 0) + n
 	return out
 
 

@@ -34,14 +34,6 @@ int pick(int a)
 '''
 
 
-class Cache(dict):
-	def put(self, key, value):
-		self[key] = value
-
-	def save(self):
-		pass
-
-
 @unittest.skipUnless(shutil.which('gcc') and shutil.which('objcopy'), 'needs gcc and objcopy')
 class TestTCE(unittest.TestCase):
 	def setUp(self):
@@ -66,9 +58,16 @@ class TestTCE(unittest.TestCase):
 	def line(self, text):
 		return next(i for i, l in enumerate(self.lines) if text in l)
 
-	def check(self, items, cache=None):
-		t = tce.TCE(self.tree, [os.path.join(self.dir, 'nothing'), self.build], cache, 2)
-		return t, t.check(items)
+	def check(self, items):
+		"""items: (name, file, edits, the file's lines)"""
+		t = tce.TCE(self.tree, self.build, os.path.join(self.dir, 'work'), None, 2)
+		full = []
+		for name, path, edits, lines in items:
+			mutated = list(lines)
+			for l, text in edits.items():
+				mutated[l] = text
+			full.append((name, path, lines, mutated))
+		return t, t.check(full)
 
 	def test_identical_only_when_the_object_is(self):
 		cond = self.line('CONFIG_ON &&')
@@ -98,26 +97,48 @@ class TestTCE(unittest.TestCase):
 		]
 		_, res = self.check(items)
 		self.assertEqual(res['header'][0], None)
-		self.assertIn('header', res['header'][1])
+		self.assertIn('not a .c file', res['header'][1])
 		self.assertEqual(res['broken'][0], None)
 		self.assertIn('does not compile', res['broken'][1])
-		self.assertEqual(res['nocmd'], (None, 'no build directory has its compile command'))
+		self.assertEqual(res['nocmd'], (None, 'no compile command of mm/other.c in build'))
 
-	def test_kept_results(self):
+	def test_no_stale_verdict(self):
+		"""A second run decides anew: a header only the mutant's code reads
+		changed, the original's object did not, the verdict does."""
+		with open(os.path.join(self.tree, 'mm', 'conf.h'), 'a') as f:
+			f.write('#define HVAL 0\nstatic inline int helper(void) { return HVAL; }\n')
 		cond = self.line('CONFIG_ON &&')
-		items = [('drop', 'mm/pick.c', {cond: '\tif (CONFIG_ON)'}, self.lines),
-			 ('bound', 'mm/pick.c', {self.line('a + 1'): '\treturn a + 2;'}, self.lines)]
-		cache = Cache()
-		_, first = self.check(items, cache)
-		t, again = self.check(items, cache)
-		self.assertEqual(again, first)
-		self.assertEqual((t.compiled, t.reused), (1, 2))	# the original only
-		# another original (a header it includes changed): compiled again
+		items = [('or', 'mm/pick.c', {cond: '\tif (CONFIG_ON || helper())'}, self.lines)]
+		_, first = self.check(items)
+		self.assertEqual(first['or'][0], True, first)
 		with open(os.path.join(self.tree, 'mm', 'conf.h'), 'w') as f:
-			f.write(HEADER.replace('CONFIG_ON 0', 'CONFIG_ON 1'))
-		t, changed = self.check(items, cache)
-		self.assertEqual((t.compiled, t.reused), (3, 0))
-		self.assertEqual(changed['drop'][0], False)
+			f.write(HEADER + '#define HVAL 1\nstatic inline int helper(void) { return HVAL; }\n')
+		_, again = self.check(items)
+		self.assertEqual(again['or'][0], False, again)
+
+	@unittest.skipUnless(shutil.which('ccache'), 'needs ccache')
+	def test_through_ccache_with_a_base_dir(self):
+		"""kbuild's command runs ccache, whose environment for the builds
+		has a base directory (kernel.ccache_env()): the copy's __FILE__
+		must still map back, and a second run is a ccache hit."""
+		cmd = os.path.join(self.build, 'mm', '.pick.o.cmd')
+		with open(cmd) as f:
+			text = f.read()
+		with open(cmd, 'w') as f:
+			f.write(text.replace(':= gcc', ':= ccache gcc'))
+		env = {'CCACHE_BASEDIR': self.dir, 'CCACHE_DIR': os.path.join(self.dir, 'ccache')}
+		cond = self.line('CONFIG_ON &&')
+		for _ in range(2):
+			t = tce.TCE(self.tree, self.build, os.path.join(self.dir, 'build', 'tce'), env, 2)
+			res = t.check([('drop', 'mm/pick.c', self.lines,
+					self.lines[:cond] + ['\tif (CONFIG_ON)'] + self.lines[cond + 1:])])
+			self.assertEqual(res['drop'][0], True, res)
+
+	def test_objcopy_of_the_compiler(self):
+		self.assertEqual(tce.objcopy_of('ccache gcc -c -o x.o x.c'), 'objcopy')
+		self.assertEqual(tce.objcopy_of('ccache aarch64-linux-gnu-gcc -c x.c'),
+				 'aarch64-linux-gnu-objcopy')
+		self.assertEqual(tce.objcopy_of('clang --target=aarch64 -c x.c'), 'llvm-objcopy')
 
 	def test_settles_only_identical_survivors(self):
 		"""make mutate's use: an identical survivor becomes equivalent with
@@ -129,18 +150,62 @@ class TestTCE(unittest.TestCase):
 				    {self.line('a + 1'): '\treturn a + 2;'}),
 		      mutate.Mutant('variant:v', 'p', 'mm/pick.c', 9, 'variant',
 				    {cond: '\tif (CONFIG_ON)'}, alt='variants/v.patch')]
-		results = {m.name: {'status': 'survived', 'reason': '', 'variant': m.alt} for m in ms}
+		results = {m.name: {'status': 'survived', 'reason': '', 'variant': m.alt, 'run': 'build'}
+			   for m in ms}
 		runner = SimpleNamespace(build_dir=self.build, jobs=2)
-		with mock.patch.object(mutate.tree, 'TREE', self.tree):
-			info = mutate.settle_tce(ms, results, {'mm/pick.c': self.lines}, Cache(), runner,
-						 None)
+		with mock.patch.object(mutate.tree, 'TREE', self.tree), \
+			mock.patch.object(mutate, 'MUTATE_DIR', os.path.join(self.dir, 'mutate')), \
+			mock.patch.object(mutate, 'BUILD', self.dir), \
+			mock.patch.object(mutate.kernel, 'ccache_env', lambda: {}):
+			info = mutate.settle_tce(ms, results, {'mm/pick.c': self.lines}, runner, None)
 		drop, bound, variant = (results[m.name] for m in ms)
 		self.assertEqual((drop['status'], drop['tce']), ('equivalent', 'identical'))
 		self.assertIn('TCE', drop['reason'])
 		self.assertEqual((bound['status'], bound['tce']), ('survived', 'differs'))
-		self.assertEqual(variant, {'status': 'survived', 'reason': '', 'variant': 'variants/v.patch'})
+		self.assertEqual(variant, {'status': 'survived', 'reason': '', 'variant': 'variants/v.patch',
+					   'run': 'build'})
 		self.assertEqual((info['checked'], info['identical']), (2, 1))
 		self.assertEqual(mutate.exit_code([drop]), 0)
+
+	def test_schemata_config_must_match(self):
+		"""A switched survivor is compared only when the series build's
+		config is the schemata build's but for the switch."""
+		sch = SimpleNamespace(build_dir=os.path.join(self.dir, 'sch'))
+		os.makedirs(sch.build_dir)
+		with open(os.path.join(self.build, '.config'), 'w') as f:
+			f.write('# a comment\nCONFIG_A=y\n')
+		cond = self.line('CONFIG_ON &&')
+		m = mutate.Mutant('p:mm/pick.c:9:drop-operand#1', 'p', 'mm/pick.c', 9, 'drop-operand',
+				  {cond: '\tif (CONFIG_ON)'})
+		runner = SimpleNamespace(build_dir=self.build, jobs=1)
+		for config, want in (('CONFIG_A=y\nCONFIG_MM_MUTANT=y\n', 'equivalent'),
+				     ('CONFIG_A=m\nCONFIG_MM_MUTANT=y\n', 'survived')):
+			with open(os.path.join(sch.build_dir, '.config'), 'w') as f:
+				f.write(config)
+			results = {m.name: {'status': 'survived', 'reason': '', 'variant': '',
+					    'run': 'switched'}}
+			with mock.patch.object(mutate.tree, 'TREE', self.tree), \
+				mock.patch.object(mutate, 'MUTATE_DIR', os.path.join(self.dir, 'mutate')), \
+				mock.patch.object(mutate.kernel, 'ccache_env', lambda: {}):
+				info = mutate.settle_tce([m], results, {'mm/pick.c': self.lines}, runner, sch)
+			self.assertEqual(results[m.name]['status'], want, (config, info))
+		self.assertEqual(list(info['not_compared'].values()), [1])
+		self.assertIn('config', list(info['not_compared'])[0])
+
+
+class TestMergeTCE(unittest.TestCase):
+	def test_sums_and_says_what_was_not_run(self):
+		a = {'checked': 2, 'identical': 1, 'compiled': 3, 'not_compared': {'x': 1}, 'config': 'c'}
+		b = {'checked': 1, 'identical': 1, 'compiled': 2, 'not_compared': {'x': 2}, 'config': 'c'}
+		self.assertEqual(mutate.merge_tce([a, b]),
+				 {'checked': 3, 'identical': 2, 'compiled': 5, 'not_compared': {'x': 3},
+				  'config': 'c', 'shards_without': 0})
+		self.assertEqual(mutate.merge_tce([a, None])['shards_without'], 1)
+		mutant = {'name': 'p:f.c:1:negate#1', 'patch': 'p', 'status': 'survived', 'diff': '',
+			  'file': 'f.c', 'line': 1}
+		text = mutate.table({'mutants': [mutant], 'tce': mutate.merge_tce([a, None])})
+		self.assertIn('TCE was not run in 1 shard(s)', text)
+		self.assertNotIn('TCE was not run', mutate.table({'mutants': [mutant], 'tce': a}))
 
 
 if __name__ == '__main__':
