@@ -680,12 +680,6 @@ static void synced_case_desc(const struct synced_case *c, char *desc)
 
 KUNIT_ARRAY_PARAM(synced_case, synced_cases, synced_case_desc);
 
-/* Give the turn of the rated drains back to the time */
-static void turn_natural(void *unused)
-{
-	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
-}
-
 /*
  * The check sync-light compaction makes when its scanner leaves a block
  * it migrated flagged folios from (compaction_free_rcu(), by its hook, on
@@ -711,9 +705,7 @@ static void rcu_free_compaction_synced_once(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	rfk_put_flagged(test, page);
 
-	rcu_free_turn_hook(RCU_FREE_TURN_DUE);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_natural,
-							NULL), 0);
+	rfk_turn_force(test, RCU_FREE_TURN_DUE);
 #if MM_HOOK(COMPACTION_FREE_RCU)
 	{
 		struct compact_control cc = {
@@ -727,7 +719,7 @@ static void rcu_free_compaction_synced_once(struct kunit *test)
 		ret = compaction_free_rcu_hook(&cc);
 	}
 #endif
-	kunit_release_action(test, turn_natural, NULL);
+	rfk_turn_release(test);
 	waits = folio_test_rcu_free(page_folio(page));
 	rfk_check_freed(test, "compaction_free_rcu()");
 

@@ -120,7 +120,8 @@ static void rcu_free_contig_migrated(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, mf);
 	block = alloc_split_pageblock(test, GFP_HIGHUSER_MOVABLE);
 	start = page_to_pfn(block);
-	KUNIT_ASSERT_EQ(test, rfk_moved_file_write(mf, block), 0);
+	KUNIT_ASSERT_EQ(test, rfk_moved_file_write(mf, block, RFK_MOVED_FOLIOS),
+			0);
 	for (i = RFK_MOVED_FOLIOS; i < pageblock_nr_pages; i++)
 		__free_page(block + i);
 

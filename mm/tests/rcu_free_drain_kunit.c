@@ -501,7 +501,9 @@ static int sync_turn_fn(void *data)
  * needed the reader gone, and the drain took it before); every page is
  * checked against the grace-period state of its last put (and patch 19's
  * count at the exit), and once the second set has had its grace period
- * nr_free_rcu is back where it was.
+ * nr_free_rcu is back where it was.  With the turn hook, the turn of the
+ * rated drains is forced taken throughout: rcu_free_sync(), the drain
+ * before OOM, waits for an expedited grace period whoever drained last.
  */
 static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
 {
@@ -527,6 +529,9 @@ static void rcu_free_drain_in_flight_waits_for_next(struct kunit *test)
 	call = kunit_kzalloc(test, sizeof(*call), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, call);
 	init_completion(&call->done);
+	if (mm_hook(test, RCU_FREE_TURN_TAKE,
+		    "an expedited grace period with the turn taken"))
+		rfk_turn_force(test, RCU_FREE_TURN_TAKEN);
 	rfk_alloc_all(test, pages, ARRAY_SIZE(pages), GFP_KERNEL, GFP_KERNEL);
 	waiting0 = zone_stat_sum(nr_free_rcu);
 
@@ -594,12 +599,6 @@ static bool asleep_in_drain(struct task_struct *task, struct sync_call *call)
 	return blocked || rfk_in_gp_wait(task);
 }
 
-/* Give the turn of the rated drains back to the time, however the case ends */
-static void turn_give_back(void *unused)
-{
-	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
-}
-
 /*
  * A second rcu_free_sync() that comes while a drain is in flight (taken
  * its lists, its expedited grace period held up by this case's reader, as
@@ -639,12 +638,9 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 	/* The third call, and its turn, only with the turn hook */
 	nr = mm_hook(test, RCU_FREE_TURN_TAKE,
 		     "a third call sharing the drain after the first") ? 3 : 2;
-	if (nr == 3) {
-		/* The third call finds its turn due, whoever drained last */
-		rcu_free_turn_hook(RCU_FREE_TURN_DUE);
-		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_give_back,
-								NULL), 0);
-	}
+	/* The third call finds its turn due, whoever drained last */
+	if (nr == 3)
+		rfk_turn_force(test, RCU_FREE_TURN_DUE);
 	/* Not kunit allocations: a hung kthread is left behind with its own */
 	for (j = 0; j < nr; j++) {
 		call[j] = kzalloc_obj(*call[j]);
@@ -795,13 +791,11 @@ static void rcu_free_drain_turn_only(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, page);
 	rfk_put_flagged(test, page);
 
-	rcu_free_turn_hook(c->how);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, turn_give_back,
-							NULL), 0);
+	rfk_turn_force(test, c->how);
 #if MM_HOOK(RCU_FREE_TURN_TAKE)
 	ret = rcu_free_sync_turn();
 #endif
-	kunit_release_action(test, turn_give_back, NULL);
+	rfk_turn_release(test);
 	waits = folio_test_rcu_free(page_folio(page));
 	rfk_check_freed(test, "rcu_free_sync_turn()");
 

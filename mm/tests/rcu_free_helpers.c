@@ -423,6 +423,24 @@ void rfk_release(struct kunit *test)
 	kunit_release_action(test, rfk_hold_release, NULL);
 }
 
+/* Give the turn of the rated drains back to the time */
+static void rfk_turn_natural(void *unused)
+{
+	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
+}
+
+void rfk_turn_force(struct kunit *test, enum rcu_free_turn_hook how)
+{
+	rcu_free_turn_hook(how);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, rfk_turn_natural,
+							NULL), 0);
+}
+
+void rfk_turn_release(struct kunit *test)
+{
+	kunit_release_action(test, rfk_turn_natural, NULL);
+}
+
 u8 rfk_pattern(unsigned long pfn, unsigned int off)
 {
 	return mm_test_pattern(((u64)pfn << PAGE_SHIFT) + off, 0);
@@ -685,21 +703,22 @@ struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
 	return mf;
 }
 
-int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first)
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first,
+			 unsigned int nr)
 {
 	loff_t pos = 0;
 	ssize_t ret;
 	int i;
 
 	migrate_disable();
-	for (i = 0; i < RFK_MOVED_FOLIOS; i++)
+	mf->nr = nr;
+	for (i = 0; i < nr; i++)
 		__free_page(first + i);
-	ret = kernel_write(mf->file, mf->data, RFK_MOVED_FOLIOS * PAGE_SIZE,
-			   &pos);
+	ret = kernel_write(mf->file, mf->data, nr * PAGE_SIZE, &pos);
 	migrate_enable();
 	if (ret < 0)
 		return ret;
-	return ret == RFK_MOVED_FOLIOS * PAGE_SIZE ? 0 : -EIO;
+	return ret == nr * PAGE_SIZE ? 0 : -EIO;
 }
 
 int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
@@ -708,7 +727,7 @@ int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
 	struct folio *folio;
 	unsigned int i;
 
-	for (i = 0; i < RFK_MOVED_FOLIOS; i++) {
+	for (i = 0; i < mf->nr; i++) {
 		folio = filemap_lock_folio(mf->file->f_mapping, i);
 		if (IS_ERR(folio))
 			return PTR_ERR(folio);
@@ -732,7 +751,7 @@ int rfk_moved_file_flag(struct kunit *test, struct rfk_moved_file *mf,
 void rfk_moved_file_check(struct kunit *test, struct rfk_moved_file *mf,
 			  int ret)
 {
-	const size_t size = RFK_MOVED_FOLIOS * PAGE_SIZE;
+	const size_t size = mf->nr * PAGE_SIZE;
 	loff_t pos = 0;
 
 	KUNIT_ASSERT_EQ(test, kernel_read(mf->file, mf->back, size, &pos),

@@ -169,6 +169,24 @@ unsigned int rfk_span_end(struct kunit *test, struct rfk_span *span,
  * not checked, without the hook.
  */
 bool rfk_hold(struct kunit *test, const char *part);
+
+/**
+ * rfk_turn_force() - force the turn of the rated drains until the case ends
+ * @test: the case
+ * @how: %RCU_FREE_TURN_TAKEN or %RCU_FREE_TURN_DUE (rcu_free_turn_hook())
+ *
+ * The turn is the time's again (%RCU_FREE_TURN_NATURAL) when the case
+ * ends, however it ends, or at rfk_turn_release().  A no-op without the
+ * turn hook.  The case ends if the action cannot be added (the turn is
+ * the time's again then).
+ */
+void rfk_turn_force(struct kunit *test, enum rcu_free_turn_hook how);
+
+/**
+ * rfk_turn_release() - the turn of the rated drains the time's again now
+ * @test: the case, after rfk_turn_force()
+ */
+void rfk_turn_release(struct kunit *test);
 /* End the hold early (the exit does it otherwise) */
 void rfk_release(struct kunit *test);
 
@@ -248,10 +266,11 @@ void rfk_free_contig(unsigned long start, unsigned long nr);
  * struct rfk_moved_file - a tmpfs file of the case's whose flagged folios
  * the path under test migrates (alloc_contig_range(), memory offline)
  * @file: the file, closed when the case ends
- * @data: the %RFK_MOVED_FOLIOS pages of bytes written to it
+ * @data: %RFK_MOVED_FOLIOS pages of bytes, the first @nr written to it
  * @back: the bytes read back after the path
  * @in: the flagged folios in the range the path empties
- * @nr_in: how many
+ * @nr: the file's pages (rfk_moved_file_write())
+ * @nr_in: how many of them in the range
  * @drains0: pgfree_rcu_drain before the path
  * @held: the case holds the lists (rfk_hold())
  */
@@ -259,7 +278,7 @@ struct rfk_moved_file {
 	struct file *file;
 	u8 *data, *back;
 	struct page *in[RFK_MOVED_FOLIOS];
-	unsigned int nr_in;
+	unsigned int nr, nr_in;
 	unsigned long drains0;
 	bool held;
 };
@@ -277,14 +296,15 @@ struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
 /**
  * rfk_moved_file_write() - write the file from pages of this CPU's lists
  * @mf: the file
- * @first: the first of %RFK_MOVED_FOLIOS pages the case owns, freed to
- *	this CPU's pcp lists just before the write, so that the file's
- *	folios come from them
+ * @first: the first of @nr pages the case owns, freed to this CPU's pcp
+ *	lists just before the write, so that the file's folios come from them
+ * @nr: the file's pages, %RFK_MOVED_FOLIOS at most
  *
  * Return: 0, the negative result of kernel_write(), or -EIO if it wrote
  * less than the whole file.
  */
-int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first);
+int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first,
+			 unsigned int nr);
 /**
  * rfk_moved_file_flag() - flag the folios of the file, then watch those
  * the path must move

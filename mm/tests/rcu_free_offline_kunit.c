@@ -192,6 +192,52 @@ static void online_and_check(struct kunit *test, struct memory_block *mem)
 }
 #endif
 
+/* What a case sees of the offline: range checks, folios moved */
+struct offline_trace {
+	unsigned long start;
+	atomic_t checks;
+	atomic_long_t moved, failed;
+};
+
+/* test_pages_isolated() on the range that starts at @start */
+static void count_range_check(void *data, unsigned long start_pfn,
+			      unsigned long end_pfn, unsigned long fin_pfn)
+{
+	struct offline_trace *t = data;
+
+	if (start_pfn == t->start)
+		atomic_inc(&t->checks);
+}
+
+/* migrate_pages() for memory hotplug: what it moved, what it could not */
+static void count_hotplug_moved(void *data, unsigned long succeeded,
+				unsigned long failed,
+				unsigned long thp_succeeded,
+				unsigned long thp_failed,
+				unsigned long thp_split,
+				unsigned long large_folio_split,
+				enum migrate_mode mode,
+				enum migrate_reason reason)
+{
+	struct offline_trace *t = data;
+
+	if (reason != MR_MEMORY_HOTPLUG)
+		return;
+	atomic_long_add(succeeded, &t->moved);
+	atomic_long_add(failed, &t->failed);
+}
+
+/* offline_migrated: the file's folios in the block */
+static const unsigned int migrated_cases[] = { RFK_MOVED_FOLIOS, 1 };
+
+static void migrated_desc(const unsigned int *nr, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%u folio%s in the block", *nr,
+		 *nr == 1 ? "" : "s");
+}
+
+KUNIT_ARRAY_PARAM(migrated, migrated_cases, migrated_desc);
+
 /*
  * Memory offline of a block holding flagged tmpfs folios in use: it
  * migrates them, their old copies wait for a grace period, and the block
@@ -199,24 +245,36 @@ static void online_and_check(struct kunit *test, struct memory_block *mem)
  * held back: without it the offline would retry until its hang guard).
  * The file reads back the same.  The block is one the case found
  * offlinable (and emptied); it is online again when the case ends.
+ * "1 folio in the block": a file of one page, and a pass that migrated
+ * that folio alone migrated all the same (the mm_migrate_pages
+ * tracepoint says offline moved just that one, else the case skips: it
+ * did not decide that).
  */
 static void rcu_free_offline_migrated(struct kunit *test)
 {
 #ifdef CONFIG_MEMORY_HOTREMOVE
+	const unsigned int nr = *(const unsigned int *)test->param_value;
+	struct offline_trace *trace;
 	struct rfk_moved_file *mf;
 	struct memory_block *mem;
-	unsigned long start;
+	unsigned long start, moved;
 	int ret;
 
 	rfk_require_contig(test);
+	trace = kunit_kzalloc(test, sizeof(*trace), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, trace);
+	if (nr == 1 && !mm_test_probe(test, "mm_migrate_pages",
+				      count_hotplug_moved, trace))
+		kunit_skip(test, "kernel: no mm_migrate_pages tracepoint");
 	mf = rfk_moved_file_create(test, "offlined");
 	KUNIT_ASSERT_NOT_NULL(test, mf);
 	mem = offlinable_block(test);
 	start = section_nr_to_pfn(mem->start_section_nr);
 	ret = rfk_alloc_contig(start + pageblock_nr_pages,
-			       start + pageblock_nr_pages + RFK_MOVED_FOLIOS);
+			       start + pageblock_nr_pages + nr);
 	KUNIT_ASSERT_EQ_MSG(test, ret, 0, "alloc_contig_range() in the block");
-	ret = rfk_moved_file_write(mf, pfn_to_page(start + pageblock_nr_pages));
+	ret = rfk_moved_file_write(mf, pfn_to_page(start + pageblock_nr_pages),
+				   nr);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 
 	ret = rfk_moved_file_flag(test, mf, start,
@@ -225,6 +283,10 @@ static void rcu_free_offline_migrated(struct kunit *test)
 	ret = offline_block(mem);
 	online_and_check(test, mem);
 	rfk_moved_file_check(test, mf, ret);
+	moved = atomic_long_read(&trace->moved);
+	if (nr == 1 && moved != 1 && test->status != KUNIT_FAILURE)
+		kunit_skip(test, "machine: offline migrated %lu folios, not the case's one alone",
+			   moved);
 #else
 	kunit_skip(test, "config: CONFIG_MEMORY_HOTREMOVE is off");
 #endif
@@ -448,41 +510,6 @@ static void rcu_free_offline_poisoned_waiting(struct kunit *test)
 #endif
 }
 
-/* What moved_nothing sees of the offline: range checks, folios moved */
-struct offline_trace {
-	unsigned long start;
-	atomic_t checks;
-	atomic_long_t moved, failed;
-};
-
-/* test_pages_isolated() on the range that starts at @start */
-static void count_range_check(void *data, unsigned long start_pfn,
-			      unsigned long end_pfn, unsigned long fin_pfn)
-{
-	struct offline_trace *t = data;
-
-	if (start_pfn == t->start)
-		atomic_inc(&t->checks);
-}
-
-/* migrate_pages() for memory hotplug: what it moved, what it could not */
-static void count_hotplug_moved(void *data, unsigned long succeeded,
-				unsigned long failed,
-				unsigned long thp_succeeded,
-				unsigned long thp_failed,
-				unsigned long thp_split,
-				unsigned long large_folio_split,
-				enum migrate_mode mode,
-				enum migrate_reason reason)
-{
-	struct offline_trace *t = data;
-
-	if (reason != MR_MEMORY_HOTPLUG)
-		return;
-	atomic_long_add(succeeded, &t->moved);
-	atomic_long_add(failed, &t->failed);
-}
-
 /* moved_nothing: whether the pass migrates one unflagged folio */
 static const bool moved_cases[] = { false, true };
 
@@ -678,7 +705,7 @@ static void rcu_free_offline_moved_nothing(struct kunit *test)
 }
 
 static struct kunit_case rcu_free_offline_cases[] = {
-	KUNIT_CASE(rcu_free_offline_migrated),
+	KUNIT_CASE_PARAM(rcu_free_offline_migrated, migrated_gen_params),
 	KUNIT_CASE(rcu_free_offline_poisoned_waiting),
 	KUNIT_CASE_PARAM(rcu_free_offline_moved_nothing, moved_gen_params),
 	{}
