@@ -726,7 +726,8 @@ static void rcu_free_drain_in_flight_second_caller(struct kunit *test)
 		}
 		put_task_struct(task[j]);
 	}
-	rcu_free_turn_hook(RCU_FREE_TURN_NATURAL);
+	if (nr == 3)
+		rfk_turn_release(test);
 	third_freed = nr == 3 && call[2]->freed;
 	for (j = 0; j < nr; j++)
 		kfree(call[j]);

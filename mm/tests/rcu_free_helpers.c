@@ -710,6 +710,8 @@ int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first,
 	ssize_t ret;
 	int i;
 
+	if (WARN_ON(!nr || nr > RFK_MOVED_FOLIOS))
+		return -EINVAL;
 	migrate_disable();
 	mf->nr = nr;
 	for (i = 0; i < nr; i++)

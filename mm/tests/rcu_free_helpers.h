@@ -300,8 +300,8 @@ struct rfk_moved_file *rfk_moved_file_create(struct kunit *test,
  *	lists just before the write, so that the file's folios come from them
  * @nr: the file's pages, %RFK_MOVED_FOLIOS at most
  *
- * Return: 0, the negative result of kernel_write(), or -EIO if it wrote
- * less than the whole file.
+ * Return: 0, the negative result of kernel_write(), -EIO if it wrote
+ * less than the whole file, or -EINVAL for an @nr out of range.
  */
 int rfk_moved_file_write(struct rfk_moved_file *mf, struct page *first,
 			 unsigned int nr);

@@ -248,7 +248,9 @@ KUNIT_ARRAY_PARAM(migrated, migrated_cases, migrated_desc);
  * "1 folio in the block": a file of one page, and a pass that migrated
  * that folio alone migrated all the same (the mm_migrate_pages
  * tracepoint says offline moved just that one, else the case skips: it
- * did not decide that).
+ * did not decide that); only where the lists are held does a pass that
+ * does not drain for it hang, the old copy's grace period otherwise
+ * frees it.
  */
 static void rcu_free_offline_migrated(struct kunit *test)
 {
@@ -280,6 +282,8 @@ static void rcu_free_offline_migrated(struct kunit *test)
 	ret = rfk_moved_file_flag(test, mf, start,
 				  start + (memory_block_size_bytes() >> PAGE_SHIFT));
 	KUNIT_ASSERT_EQ(test, ret, 0);
+	/* Not what offlinable_block()'s trial offline moved */
+	atomic_long_set(&trace->moved, 0);
 	ret = offline_block(mem);
 	online_and_check(test, mem);
 	rfk_moved_file_check(test, mf, ret);
